@@ -1,0 +1,43 @@
+// The built-in intrinsic ops, registered in src/ir/builtin_ops.cc. Accessors return the unique Op
+// object so passes can compare `call->op.same_as(builtin::if_then_else())`.
+//
+// Semantics of those the analyzer reasons about:
+// - if_then_else(c, t, f): evaluates only the chosen side (unlike Select).
+// - shift_left(a, b), shift_right(a, b): b must be in [0, bits); shift_right is arithmetic on
+//   signed types, logical on unsigned ones.
+// - bitwise_and/or/xor(a, b), bitwise_not(a): on the dtype's two's-complement bits.
+// - assume(c): a fact the author guarantees; the analyzer may use it; it emits no code.
+// - likely(c): c, with a branch hint.
+// - call_extern("dtype", "name", args...): a call to an external C function.
+#ifndef TESSEL_IR_BUILTIN_H_
+#define TESSEL_IR_BUILTIN_H_
+
+#include <tessel/ir/op.h>
+
+namespace tessel {
+namespace ir {
+namespace builtin {
+
+#define TESSEL_DECLARE_BUILTIN(Name) const Op& Name();
+#define TESSEL_FOR_EACH_BUILTIN_ACCESSOR(X) \
+  X(if_then_else)                           \
+  X(shift_left)                             \
+  X(shift_right)                            \
+  X(bitwise_and)                            \
+  X(bitwise_or)                             \
+  X(bitwise_xor)                            \
+  X(bitwise_not)                            \
+  X(assume)                                 \
+  X(likely)                                 \
+  X(call_extern)                            \
+  X(call_pure_extern)                       \
+  X(reinterpret)                            \
+  X(address_of)
+TESSEL_FOR_EACH_BUILTIN_ACCESSOR(TESSEL_DECLARE_BUILTIN)
+#undef TESSEL_DECLARE_BUILTIN
+
+}  // namespace builtin
+}  // namespace ir
+}  // namespace tessel
+
+#endif  // TESSEL_IR_BUILTIN_H_
