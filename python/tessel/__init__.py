@@ -1,0 +1,12 @@
+"""tessel: a tensor-program compiler on apache-tvm-ffi.
+
+Importing the package loads libtessel (see ``tessel._lib`` for where it is looked for) and
+registers its IR node types with tvm-ffi.
+"""
+
+from . import _lib
+from . import ir
+from .text import as_text, parse, parse_expr
+
+__version__ = "0.1.0"
+__all__ = ["ir", "parse", "parse_expr", "as_text", "__version__"]

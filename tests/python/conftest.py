@@ -1,0 +1,57 @@
+"""Shared fixtures: the repository root, the CLI binary, and a marker for tests that need the
+text-format parser and printer (skipped, with the reason, while a build lacks them)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+try:
+    import tessel  # noqa: F401
+except ImportError:  # not set up through scripts/setup.sh: use the source tree
+    sys.path.insert(0, str(REPO / "python"))
+    import tessel  # noqa: F401
+
+from tessel._lib import get_global_func  # noqa: E402
+
+HAS_TEXT = all(
+    get_global_func(n) is not None
+    for n in ("tessel.ir.ParseText", "tessel.ir.ParseExpr", "tessel.ir.AsText")
+)
+needs_text = pytest.mark.skipif(
+    not HAS_TEXT, reason="libtessel has no text-format parser/printer yet (tessel.ir.ParseText/AsText)"
+)
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+def find_cli() -> Path | None:
+    """TESSEL_CLI, else the venv's bin/tessel, else the build tree's."""
+    env = os.environ.get("TESSEL_CLI")
+    candidates = [Path(env)] if env else []
+    candidates.append(Path(sys.prefix) / "bin" / "tessel")
+    which = shutil.which("tessel")
+    if which:
+        candidates.append(Path(which))
+    candidates.append(REPO / "build" / "bin" / "tessel")
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+@pytest.fixture(scope="session")
+def cli() -> Path:
+    path = find_cli()
+    if path is None:
+        pytest.fail("the tessel CLI is not built: run ./scripts/setup.sh (or set TESSEL_CLI)")
+    return path

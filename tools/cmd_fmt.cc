@@ -1,0 +1,112 @@
+// `tessel fmt`: parse text-format files and print them in canonical form (the printer's output).
+// With --check nothing is printed; the exit status says whether every file is already canonical.
+// With -i the files are rewritten in place.
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
+
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command.h"
+
+namespace tessel {
+namespace tools {
+
+const char kFmtUsage[] =
+    "usage: tessel fmt [--check | -i] FILE...\n\n"
+    "Parses each FILE (the text format, docs/text_format.md; '-' reads stdin) and prints it in\n"
+    "canonical form. A parse error is printed to stderr as FILE:LINE:COL: error: ... and makes\n"
+    "the exit status 1; the other files are still processed.\n\n"
+    "  --check  print nothing; exit 1 and name each file that is not in canonical form\n"
+    "  -i       rewrite each FILE in place with its canonical form\n";
+
+namespace {
+
+enum class Mode { kPrint, kCheck, kInPlace };
+
+// The canonical text of `source`, or false with the parser's message in *error. The parser and
+// printer are reached through their registered global functions, so this tool builds while they
+// are developed; a build without them reports so.
+bool Canonical(const std::string& source, const std::string& name, std::string* out,
+               std::string* error) {
+  auto parse = tvm::ffi::Function::GetGlobal("tessel.ir.ParseText");
+  auto print = tvm::ffi::Function::GetGlobal("tessel.ir.AsText");
+  if (!parse || !print) {
+    *error =
+        "tessel fmt: this build of libtessel has no parser/printer (tessel.ir.ParseText, "
+        "tessel.ir.AsText)";
+    return false;
+  }
+  try {
+    *out = (*print)((*parse)(source, name)).cast<std::string>();
+    return true;
+  } catch (const tvm::ffi::Error& e) {
+    *error = e.message();
+    return false;
+  }
+}
+
+}  // namespace
+
+int FmtMain(const std::vector<std::string>& args) {
+  Mode mode = Mode::kPrint;
+  std::vector<std::string> files;
+  for (const std::string& a : args) {
+    if (a == "--check") {
+      mode = Mode::kCheck;
+    } else if (a == "-i") {
+      mode = Mode::kInPlace;
+    } else if (a.size() > 1 && a[0] == '-') {
+      std::cerr << "tessel fmt: unknown option '" << a << "'\n" << kFmtUsage;
+      return kExitUsage;
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (files.empty()) {
+    std::cerr << "tessel fmt: no input files\n" << kFmtUsage;
+    return kExitUsage;
+  }
+  int status = kExitOk;
+  bool first = true;
+  for (const std::string& path : files) {
+    std::string source, text, error;
+    const std::string name = path == "-" ? "<stdin>" : path;
+    if (!ReadSource(path, &source, &error)) {
+      std::cerr << "tessel fmt: " << error << "\n";
+      status = kExitFailure;
+      continue;
+    }
+    if (!Canonical(source, name, &text, &error)) {
+      std::cerr << error << (error.empty() || error.back() != '\n' ? "\n" : "");
+      status = kExitFailure;
+      continue;
+    }
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    if (mode == Mode::kCheck) {
+      if (text != source) {
+        std::cerr << name << ": not in canonical form\n";
+        status = kExitFailure;
+      }
+    } else if (mode == Mode::kInPlace && path != "-") {
+      if (text == source) continue;
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out << text;
+      if (!out) {
+        std::cerr << "tessel fmt: cannot write " << path << "\n";
+        status = kExitFailure;
+      }
+    } else {
+      // Several files print one after another, separated by a blank line.
+      if (!first) std::cout << "\n";
+      std::cout << text;
+      first = false;
+    }
+  }
+  return status;
+}
+
+}  // namespace tools
+}  // namespace tessel
