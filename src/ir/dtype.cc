@@ -60,6 +60,8 @@ std::optional<DataType> DataType::Parse(const std::string& text) {
   // Split "<name><bits>x<lanes>".
   size_t i = 0;
   while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+  // "bool" has no bits, so its lanes suffix ("boolx4") would otherwise read as part of the name.
+  if (text.compare(0, 5, "boolx") == 0) i = 4;
   std::string name = text.substr(0, i);
   size_t j = i;
   while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
