@@ -30,5 +30,6 @@ def parse_expr(
         raise TypeError(f"parse_expr: text must be a str, got {type(text).__name__}")
     table = {}
     for name, v in (vars or {}).items():
-        table[name] = v if isinstance(v, Var) else to_dtype(v, f"parse_expr vars[{name!r}]")
+        # A dtype crosses as its text, which both DataType and String conversions accept.
+        table[name] = v if isinstance(v, Var) else str(to_dtype(v, f"parse_expr vars[{name!r}]"))
     return ffi_func("tessel.ir.ParseExpr")(text, table, source_name)
