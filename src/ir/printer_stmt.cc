@@ -71,7 +71,8 @@ void Printer::PrintBufferArgs(const Buffer& buffer, bool is_param) {
     out.append(", strides=");
     PrintTuple(b->strides);
   }
-  if (!(IsConstInt(b->elem_offset, 0) && b->elem_offset.dtype() == index_dtype)) {
+  // The default is the Buffer constructor's: an int32 zero, whatever the index dtype.
+  if (!(IsConstInt(b->elem_offset, 0) && b->elem_offset.dtype() == DataType::Int(32))) {
     out.append(", elem_offset=");
     PrintExpr(b->elem_offset);
   }

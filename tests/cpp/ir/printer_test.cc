@@ -246,6 +246,12 @@ TEST_F(PrinterTest, RegionsRangesAndOtherObjects) {
   ExpectPrint(Range(0, 16), "0:16");
   ExpectPrint(Op::Get("exp"), "T.exp");
   ExpectPrint(A, "A = T.Buffer((128, 64), \"float32\")");
+  // Only the constructor's default offset (an int32 zero) is left out.
+  Buffer W = Buffer("W", Var::Pointer("W", kF32), kF32, {IntImm(kI64, 8)}, {}, IntImm(kI64, 0),
+                    "global", 64, 1);
+  ExpectPrint(W,
+              "W = T.Buffer((T.int64(8),), \"float32\", elem_offset=T.int64(0), "
+              "index_dtype=\"int64\")");
   ExpectPrint(IterVar(Var("vi"), Range(0, 128), IterVarType::kCommReduce),
               "vi = T.axis.reduce(128)");
 }
@@ -420,7 +426,7 @@ TEST_F(PrinterTest, ParametersAndFreeVariables) {
   Var ptr = Var::Pointer("ptr", kF32, "shared");
   Buffer X = MakeBuffer("X", kF32, {n, 4});
   Buffer Y = Buffer("Y", Var::Pointer("Y", DataType::Float(16), "global"), DataType::Float(16),
-                    {IntImm(kI64, 8)}, {s}, IntImm(kI64, 0), "global", 16, 4);
+                    {IntImm(kI64, 8)}, {s}, Int32(0), "global", 16, 4);
   Var px("X", DataType::Handle()), py("Y", DataType::Handle());
   Var h("h", DataType::Handle());
   Var k("k");
