@@ -6,7 +6,7 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 
-#include <algorithm>
+#include <utility>
 
 #include "ir/printer_impl.h"
 
@@ -186,8 +186,7 @@ std::string AsText(const ObjectRef& node) {
     p.out.append(" = T.axis.");
     p.out.append(IterVarTypeName(iv->iter_type));
     p.out.push_back('(');
-    const auto* min = iv->dom->min.as<IntImmNode>();
-    if (min != nullptr && min->value == 0) {
+    if (printer::IsConstInt(iv->dom->min, 0)) {
       p.PrintExpr(iv->dom->extent);
     } else {
       p.out.push_back('(');

@@ -51,11 +51,6 @@ bool IsInt32Imm(const PrimExpr& e) {
   return imm != nullptr && imm->dtype == DataType::Int(32);
 }
 
-bool IsConstInt(const PrimExpr& e, int64_t value) {
-  const auto* imm = e.as<IntImmNode>();
-  return imm != nullptr && imm->value == value;
-}
-
 bool SameExpr(const PrimExpr& a, const PrimExpr& b) {
   if (a.same_as(b)) return true;
   const auto* x = a.as<IntImmNode>();

@@ -37,6 +37,11 @@ enum Prec : int {
   kPrecAtom = 12,
 };
 
+inline bool IsConstInt(const PrimExpr& e, int64_t value) {
+  const auto* imm = e.as<IntImmNode>();
+  return imm != nullptr && imm->value == value;
+}
+
 // Python's repr of a double ("1.5", "1e-09", "100.0", "inf", "nan").
 std::string FloatRepr(double v);
 // A Python string literal in double quotes, with Python escapes.

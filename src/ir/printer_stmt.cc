@@ -12,11 +12,6 @@ namespace ir {
 namespace printer {
 namespace {
 
-bool IsConstInt(const PrimExpr& e, int64_t value) {
-  const auto* imm = e.as<IntImmNode>();
-  return imm != nullptr && imm->value == value;
-}
-
 bool IsTrue(const PrimExpr& e) { return e.dtype().is_bool() && IsConstInt(e, 1); }
 
 // int64 when any dimension is int64: the dtype the parser gives to names a shape declares.
