@@ -1,6 +1,7 @@
 // `tessel fmt`: parse text-format files and print them in canonical form (the printer's output).
 // With --check nothing is printed; the exit status says whether every file is already canonical.
 // With -i the files are rewritten in place.
+#include <tessel/ir/printer.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 
@@ -14,6 +15,8 @@
 namespace tessel {
 namespace tools {
 
+using tvm::ffi::ObjectRef;
+
 const char kFmtUsage[] =
     "usage: tessel fmt [--check | -i] FILE...\n\n"
     "Parses each FILE (the text format, docs/text_format.md; '-' reads stdin) and prints it in\n"
@@ -26,21 +29,17 @@ namespace {
 
 enum class Mode { kPrint, kCheck, kInPlace };
 
-// The canonical text of `source`, or false with the parser's message in *error. The parser and
-// printer are reached through their registered global functions, so this tool builds while they
-// are developed; a build without them reports so.
+// The canonical text of `source`, or false with the parser's message in *error. The parser is
+// reached through its registered global function while it is not yet part of every build.
 bool Canonical(const std::string& source, const std::string& name, std::string* out,
                std::string* error) {
   auto parse = tvm::ffi::Function::GetGlobal("tessel.ir.ParseText");
-  auto print = tvm::ffi::Function::GetGlobal("tessel.ir.AsText");
-  if (!parse || !print) {
-    *error =
-        "tessel fmt: this build of libtessel has no parser/printer (tessel.ir.ParseText, "
-        "tessel.ir.AsText)";
+  if (!parse) {
+    *error = "tessel fmt: this build of libtessel has no parser (tessel.ir.ParseText)";
     return false;
   }
   try {
-    *out = (*print)((*parse)(source, name)).cast<std::string>();
+    *out = ir::AsText((*parse)(source, name).cast<ObjectRef>());
     return true;
   } catch (const tvm::ffi::Error& e) {
     *error = e.message();

@@ -22,9 +22,7 @@ def parse(text: str, source_name: str = "<string>") -> Any:
     return ffi_func("tessel.ir.ParseText")(text, source_name)
 
 
-def parse_expr(
-    text: str, vars: Optional[Mapping[str, Any]] = None, source_name: str = "<expr>"  # noqa: A002
-) -> Any:
+def parse_expr(text: str, vars: Optional[Mapping[str, Any]] = None) -> Any:  # noqa: A002
     """A standalone expression; ``vars`` maps each free name to a Var (reused) or a dtype."""
     if not isinstance(text, str):
         raise TypeError(f"parse_expr: text must be a str, got {type(text).__name__}")
@@ -32,4 +30,4 @@ def parse_expr(
     for name, v in (vars or {}).items():
         # A dtype crosses as its text, which both DataType and String conversions accept.
         table[name] = v if isinstance(v, Var) else str(to_dtype(v, f"parse_expr vars[{name!r}]"))
-    return ffi_func("tessel.ir.ParseExpr")(text, table, source_name)
+    return ffi_func("tessel.ir.ParseExpr")(text, table)
