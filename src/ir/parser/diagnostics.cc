@@ -1,0 +1,37 @@
+// Formatting of parser errors.
+#include "ir/parser/diagnostics.h"
+
+namespace tessel {
+namespace ir {
+namespace parser {
+
+Source::Source(std::string name, const std::string& text) : name_(std::move(name)), text_(text) {
+  line_starts_.push_back(0);
+  for (size_t i = 0; i < text_.size(); ++i) {
+    if (text_[i] == '\n') line_starts_.push_back(i + 1);
+  }
+}
+
+std::string Source::Format(Loc loc, const std::string& message) const {
+  std::string out = name_ + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) +
+                    ": error: " + message + "\n";
+  std::string line;
+  if (loc.line >= 1 && static_cast<size_t>(loc.line) <= line_starts_.size()) {
+    size_t begin = line_starts_[loc.line - 1];
+    size_t end = text_.find('\n', begin);
+    if (end == std::string::npos) end = text_.size();
+    line = text_.substr(begin, end - begin);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+  }
+  out += line + "\n";
+  out += std::string(loc.col > 1 ? loc.col - 1 : 0, ' ') + "^";
+  return out;
+}
+
+void Source::Fail(Loc loc, const std::string& message) const {
+  throw ParseError{Format(loc, message)};
+}
+
+}  // namespace parser
+}  // namespace ir
+}  // namespace tessel

@@ -1,0 +1,48 @@
+// Source positions and error reports of the text-format parser. Every parser error becomes one
+// message `source:line:col: error: message`, the source line, and a caret under the column.
+#ifndef TESSEL_SRC_IR_PARSER_DIAGNOSTICS_H_
+#define TESSEL_SRC_IR_PARSER_DIAGNOSTICS_H_
+
+#include <string>
+#include <vector>
+
+namespace tessel {
+namespace ir {
+namespace parser {
+
+// 1-based line and column (columns count bytes).
+struct Loc {
+  int line = 1;
+  int col = 1;
+};
+
+// Thrown inside the parser; the entry points turn it into a tvm-ffi ValueError. A distinct type
+// keeps parser errors apart from node-constructor errors, which get a location attached.
+struct ParseError {
+  std::string message;
+};
+
+// How deep statements, brackets and unary operators may nest; deeper input is an error rather than
+// a stack overflow.
+constexpr int kMaxNesting = 256;
+
+class Source {
+ public:
+  Source(std::string name, const std::string& text);
+
+  const std::string& text() const { return text_; }
+  // The formatted report for `message` at `loc`.
+  std::string Format(Loc loc, const std::string& message) const;
+  [[noreturn]] void Fail(Loc loc, const std::string& message) const;
+
+ private:
+  std::string name_;
+  const std::string& text_;
+  std::vector<size_t> line_starts_;
+};
+
+}  // namespace parser
+}  // namespace ir
+}  // namespace tessel
+
+#endif  // TESSEL_SRC_IR_PARSER_DIAGNOSTICS_H_
