@@ -1,0 +1,321 @@
+// The Analyzer facade: bindings, constraint scopes, proofs and the constant-folding Simplify.
+#include <tessel/arith/analyzer.h>
+#include <tessel/ir/builtin.h>
+#include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/extra/structural_equal.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace tessel {
+namespace arith {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+Analyzer::Analyzer() : const_int_bound_(this), modular_set_(this), int_set_(this) {}
+Analyzer::~Analyzer() = default;
+
+std::unique_ptr<Analyzer> Analyzer::Clone() const {
+  auto copy = std::make_unique<Analyzer>();
+  copy->const_int_bound_.CopyStateFrom(const_int_bound_);
+  copy->modular_set_.CopyStateFrom(modular_set_);
+  copy->bindings_ = bindings_;
+  copy->facts_ = facts_;
+  for (const auto& ext : extensions_) copy->extensions_.push_back(ext->Clone(copy.get()));
+  return copy;
+}
+
+void Analyzer::CheckRebind(const Var& var, const ObjectRef& binding, bool allow_override) {
+  if (!var.defined()) TVM_FFI_THROW(ValueError) << "Analyzer::Bind: undefined variable";
+  auto it = bindings_.find(var);
+  if (it != bindings_.end() && !allow_override &&
+      !tvm::ffi::StructuralEqual::Equal((*it).second, binding)) {
+    TVM_FFI_THROW(ValueError) << "Analyzer::Bind: " << var->name_hint
+                              << " is already bound to a different "
+                              << ((*it).second.as<RangeNode>() ? "range" : "value")
+                              << "; pass allow_override=true to re-bind it";
+  }
+  bindings_.Set(var, binding);
+}
+
+void Analyzer::Bind(const Var& var, const Range& range, bool allow_override) {
+  if (!range.defined()) TVM_FFI_THROW(ValueError) << "Analyzer::Bind: undefined range";
+  if (auto ext = AsConstInt(range->extent); ext && *ext == 1) {
+    return Bind(var, range->min, allow_override);
+  }
+  CheckRebind(var, range, allow_override);
+  const_int_bound_.Bind(var, range, true);
+  modular_set_.Update(var, ModularSet::Everything(), true);
+  for (auto& ext : extensions_) ext->OnBind(var, range, std::nullopt);
+}
+
+void Analyzer::Bind(const Var& var, const PrimExpr& value, bool allow_override) {
+  if (!value.defined()) TVM_FFI_THROW(ValueError) << "Analyzer::Bind: undefined value";
+  if (value.dtype() != var.dtype()) {
+    TVM_FFI_THROW(TypeError) << "Analyzer::Bind: " << var->name_hint << " has dtype " << var.dtype()
+                             << " but the value has " << value.dtype();
+  }
+  CheckRebind(var, value, allow_override);
+  const_int_bound_.Update(var, const_int_bound_(value), true);
+  modular_set_.Update(var, modular_set_(value), true);
+  for (auto& ext : extensions_) ext->OnBind(var, std::nullopt, value);
+}
+
+arith::ConstIntBound Analyzer::ConstIntBound(const PrimExpr& expr) const {
+  return const_int_bound_(expr);
+}
+arith::ModularSet Analyzer::ModularSet(const PrimExpr& expr) const { return modular_set_(expr); }
+arith::IntSet Analyzer::IntSet(const PrimExpr& expr, const Map<Var, arith::IntSet>& dom) const {
+  return int_set_(expr, dom);
+}
+arith::IntSet Analyzer::IntSet(const PrimExpr& expr, const Map<Var, Range>& dom) const {
+  return int_set_(expr, dom);
+}
+
+std::function<void()> Analyzer::EnterConstraint(const PrimExpr& cond) {
+  if (!cond.defined()) TVM_FFI_THROW(ValueError) << "ConstraintScope: undefined condition";
+  std::vector<std::function<void()>> undo;
+  // Facts are computed from the state before this scope, then recorded, so each sub-analyzer
+  // sees the same picture.
+  undo.push_back(const_int_bound_.EnterConstraint(cond));
+  undo.push_back(modular_set_.EnterConstraint(cond));
+  for (auto& ext : extensions_) undo.push_back(ext->EnterConstraint(cond));
+  size_t old_facts = facts_.size();
+  facts_.push_back(cond);
+  return [this, undo = std::move(undo), old_facts]() {
+    facts_.resize(old_facts);
+    for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
+      if (*it) (*it)();
+    }
+  };
+}
+
+namespace {
+
+ProofResult Negate(ProofResult r) {
+  if (r == ProofResult::kProved) return ProofResult::kDisproved;
+  if (r == ProofResult::kDisproved) return ProofResult::kProved;
+  return r;
+}
+
+bool IsPure(const PrimExpr& e) {
+  bool pure = true;
+  PostOrderVisit(e, [&](const ObjectRef& n) {
+    if (const auto* call = n.as<CallNode>()) {
+      const auto* op = call->op.as<OpNode>();
+      if (!op || op->effect > CallEffectKind::kReadState) pure = false;
+    }
+  });
+  return pure;
+}
+
+i128 AbsI(i128 v) { return v < 0 ? -v : v; }
+i128 GcdI(i128 a, i128 b) {
+  a = AbsI(a);
+  b = AbsI(b);
+  while (b) {
+    i128 t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+}  // namespace
+
+ProofResult Analyzer::Decide(const PrimExpr& cond) {
+  if (auto c = AsConstInt(cond)) return *c ? ProofResult::kProved : ProofResult::kDisproved;
+  if (const auto* op = cond.as<NotNode>()) return Negate(Decide(op->a));
+  if (const auto* op = cond.as<AndNode>()) {
+    ProofResult a = Decide(op->a), b = Decide(op->b);
+    if (a == ProofResult::kDisproved || b == ProofResult::kDisproved) {
+      return ProofResult::kDisproved;
+    }
+    if (a == ProofResult::kProved && b == ProofResult::kProved) return ProofResult::kProved;
+    return ProofResult::kUnknown;
+  }
+  if (const auto* op = cond.as<OrNode>()) {
+    ProofResult a = Decide(op->a), b = Decide(op->b);
+    if (a == ProofResult::kProved || b == ProofResult::kProved) return ProofResult::kProved;
+    if (a == ProofResult::kDisproved && b == ProofResult::kDisproved) {
+      return ProofResult::kDisproved;
+    }
+    return ProofResult::kUnknown;
+  }
+  for (const PrimExpr& fact : facts_) {
+    if (tvm::ffi::StructuralEqual::Equal(fact, cond)) return ProofResult::kProved;
+  }
+  if (!cond.dtype().is_scalar()) return ProofResult::kUnknown;
+  IntInterval b = const_int_bound_.Eval(cond);
+  if (b.lo >= 1) return ProofResult::kProved;
+  if (b.hi <= 0) return ProofResult::kDisproved;
+  // Equality from residues: a == b is impossible when their modular sets do not meet.
+  const EQNode* eq = cond.as<EQNode>();
+  const NENode* ne = cond.as<NENode>();
+  if ((eq || ne) && (eq ? eq->a : ne->a).dtype().is_int_or_uint()) {
+    arith::ModularSet ma = modular_set_(eq ? eq->a : ne->a);
+    arith::ModularSet mb = modular_set_(eq ? eq->b : ne->b);
+    ProofResult r = ProofResult::kUnknown;
+    i128 g = GcdI(ma->coeff, mb->coeff);
+    i128 diff = static_cast<i128>(ma->base) - mb->base;
+    if (g == 0) {
+      r = diff == 0 ? ProofResult::kProved : ProofResult::kDisproved;
+    } else if (diff % g != 0) {
+      r = ProofResult::kDisproved;
+    }
+    return eq ? r : Negate(r);
+  }
+  return ProofResult::kUnknown;
+}
+
+bool Analyzer::CanProve(const PrimExpr& cond, ProofStrength strength) {
+  if (!cond.defined()) TVM_FFI_THROW(ValueError) << "CanProve: undefined condition";
+  if (!cond.dtype().is_bool()) {
+    TVM_FFI_THROW(TypeError) << "CanProve: condition must be bool, got " << cond.dtype();
+  }
+  if (Decide(cond) == ProofResult::kProved) return true;
+  for (auto& ext : extensions_) {
+    if (ext->TryProve(cond, strength) == ProofResult::kProved) return true;
+  }
+  return false;
+}
+
+bool Analyzer::CanProveGreaterEqual(const PrimExpr& expr, int64_t lower_bound) {
+  IntInterval b = const_int_bound_.Eval(expr);
+  if (b.lo >= lower_bound) return true;
+  if (!extensions_.empty()) return CanProve(ge(expr, MakeConst(expr.dtype(), lower_bound)));
+  return false;
+}
+
+bool Analyzer::CanProveLess(const PrimExpr& expr, int64_t upper_bound) {
+  IntInterval b = const_int_bound_.Eval(expr);
+  if (b.hi < upper_bound) return true;
+  if (!extensions_.empty()) return CanProve(lt(expr, MakeConst(expr.dtype(), upper_bound)));
+  return false;
+}
+
+bool Analyzer::CanProveEqual(const PrimExpr& a, const PrimExpr& b) {
+  if (a.same_as(b) || (IsPure(a) && tvm::ffi::StructuralEqual::Equal(a, b))) return true;
+  if (a.dtype().is_int_or_uint() && a.dtype() == b.dtype()) {
+    // a - b == 0 (mod 2^bits) exactly when a == b, so a [0, 0] bound of the wrapped difference
+    // proves equality even where the subtraction overflows.
+    IntInterval d = const_int_bound_.Eval(Simplify(sub(a, b)));
+    if (d.lo == 0 && d.hi == 0) return true;
+  }
+  return CanProve(eq(a, b));
+}
+
+namespace {
+
+// Rebuilds an expression through the folding helpers of ops.h and replaces known-valued pure
+// integer subexpressions by constants.
+class ConstantSimplifier : public ExprMutator {
+ public:
+  explicit ConstantSimplifier(Analyzer* analyzer) : analyzer_(analyzer) {}
+
+  PrimExpr VisitExpr(const PrimExpr& e) final { return Known(ExprMutator::VisitExpr(e)); }
+
+  using ExprMutator::VisitExpr_;
+#define TESSEL_FOLD_BINARY(Node, helper)                 \
+  PrimExpr VisitExpr_(const Node* op) final {            \
+    PrimExpr a = VisitExpr(op->a), b = VisitExpr(op->b); \
+    return helper(a, b);                                 \
+  }
+  TESSEL_FOLD_BINARY(AddNode, add)
+  TESSEL_FOLD_BINARY(SubNode, sub)
+  TESSEL_FOLD_BINARY(MulNode, mul)
+  TESSEL_FOLD_BINARY(MinNode, min)
+  TESSEL_FOLD_BINARY(MaxNode, max)
+  TESSEL_FOLD_BINARY(EQNode, eq)
+  TESSEL_FOLD_BINARY(NENode, ne)
+  TESSEL_FOLD_BINARY(LTNode, lt)
+  TESSEL_FOLD_BINARY(LENode, le)
+  TESSEL_FOLD_BINARY(GTNode, gt)
+  TESSEL_FOLD_BINARY(GENode, ge)
+  TESSEL_FOLD_BINARY(AndNode, logical_and)
+  TESSEL_FOLD_BINARY(OrNode, logical_or)
+#undef TESSEL_FOLD_BINARY
+
+  // A division by a constant zero is kept as written: it is the program's, not ours to fold.
+
+  PrimExpr VisitExpr_(const DivNode* op) final { return Division<Div>(op, div); }
+  PrimExpr VisitExpr_(const ModNode* op) final { return Division<Mod>(op, truncmod); }
+  PrimExpr VisitExpr_(const FloorDivNode* op) final { return Division<FloorDiv>(op, floordiv); }
+  PrimExpr VisitExpr_(const FloorModNode* op) final { return Division<FloorMod>(op, floormod); }
+
+  PrimExpr VisitExpr_(const NotNode* op) final { return logical_not(VisitExpr(op->a)); }
+  PrimExpr VisitExpr_(const CastNode* op) final { return cast(op->dtype, VisitExpr(op->value)); }
+  PrimExpr VisitExpr_(const SelectNode* op) final {
+    return select(VisitExpr(op->condition), VisitExpr(op->true_value), VisitExpr(op->false_value));
+  }
+  PrimExpr VisitExpr_(const CallNode* op) final {
+    PrimExpr e = ExprMutator::VisitExpr_(op);
+    const auto* call = e.as<CallNode>();
+    if (!call) return e;
+    const ObjectRef& f = call->op;
+    const Array<PrimExpr>& args = call->args;
+    if (f.same_as(builtin::if_then_else())) return if_then_else(args[0], args[1], args[2]);
+    if (f.same_as(builtin::shift_left())) return shift_left(args[0], args[1]);
+    if (f.same_as(builtin::shift_right())) return shift_right(args[0], args[1]);
+    if (f.same_as(builtin::bitwise_and())) return bitwise_and(args[0], args[1]);
+    if (f.same_as(builtin::bitwise_or())) return bitwise_or(args[0], args[1]);
+    if (f.same_as(builtin::bitwise_xor())) return bitwise_xor(args[0], args[1]);
+    if (f.same_as(builtin::bitwise_not())) return bitwise_not(args[0]);
+    return e;
+  }
+
+ private:
+  template <typename T, typename F>
+  PrimExpr Division(const typename T::ContainerType* op, F helper) {
+    PrimExpr a = VisitExpr(op->a), b = VisitExpr(op->b);
+    auto c = AsConstInt(b);
+    if (c && *c == 0) return T(a, b);
+    return helper(a, b);
+  }
+
+  PrimExpr Known(const PrimExpr& e) {
+    DataType t = e.dtype();
+    if (!t.is_scalar() || !(t.is_int_or_uint() || t.is_bool()) || e.as<IntImmNode>()) return e;
+    IntInterval b = analyzer_->const_int_bound_analyzer().Eval(e);
+    std::optional<i128> value;
+    if (b.is_point()) {
+      value = b.lo;
+    } else if (t.is_int_or_uint()) {
+      arith::ModularSet m = analyzer_->ModularSet(e);
+      if (m->coeff == 0) value = m->base;
+    }
+    if (!value || !FitsInDType(t, *value) || !IsPure(e)) return e;
+    return IntImm(t, WrapToDType(t, *value));
+  }
+
+  Analyzer* analyzer_;
+};
+
+}  // namespace
+
+PrimExpr Analyzer::Simplify(const PrimExpr& expr) {
+  if (!expr.defined()) TVM_FFI_THROW(ValueError) << "Simplify: undefined expression";
+  PrimExpr e = ConstantSimplifier(this)(expr);
+  for (auto& ext : extensions_) e = ext->Simplify(e);
+  return e;
+}
+
+void Analyzer::AddExtension(std::unique_ptr<AnalyzerExtension> extension) {
+  if (!extension) TVM_FFI_THROW(ValueError) << "Analyzer::AddExtension: null extension";
+  auto pos =
+      std::upper_bound(extensions_.begin(), extensions_.end(), extension->stage(),
+                       [](AnalyzerExtension::Stage s, const auto& e) { return s < e->stage(); });
+  extensions_.insert(pos, std::move(extension));
+}
+
+ConstraintScope::ConstraintScope(Analyzer* analyzer, const PrimExpr& constraint)
+    : exit_(analyzer->EnterConstraint(constraint)) {}
+
+ConstraintScope::~ConstraintScope() {
+  if (exit_) exit_();
+}
+
+}  // namespace arith
+}  // namespace tessel
