@@ -35,7 +35,7 @@ void EmitFunction(std::ostringstream& os, int k) {
   os << "    @T.prim_func\n"
      << "    def " << f << "(A: T.Buffer((" << N << ", " << N << "), \"float32\"), B: T.Buffer(("
      << N << ", " << N << "), \"float32\"), C: T.Buffer((" << N
-     << ",), \"float32\"), D: T.Buffer((m,), \"int32\"), s: T.int32):\n"
+     << ",), \"float32\"), D: T.Buffer((256,), \"int32\"), s: T.int32):\n"
      << "        T.func_attr({\"global_symbol\": \"" << f << "\", \"tir.noalias\": True})\n"
      << "        for i in range(" << N << "):\n"
      << "            for j in range(" << N << "):\n"
@@ -54,7 +54,7 @@ void EmitFunction(std::ostringstream& os, int k) {
      << "                    with T.init():\n"
      << "                        C[vi] = T.float32(0)\n"
      << "                    C[vi] = C[vi] + B[vi, vk] * B[vk, vi]\n"
-     << "        for i in T.parallel(m):\n"
+     << "        for i in T.parallel(256):\n"
      << "            x: T.int32 = i * " << c2 << " + i // 3 % 7 - s\n"
      << "            if x < " << N << " and i != " << (k % 11) << ":\n"
      << "                D[i] = T.min(x, " << N << " - 1) << 2 & 255 | D[i] ^ " << k << "\n"
@@ -66,7 +66,7 @@ void EmitFunction(std::ostringstream& os, int k) {
         "T.float32(0), T.sqrt(C[i * 4 + v]))\n"
      << "        for i in T.serial(1, " << n - 1 << "):\n"
      << "            A[i, 0] = (A[i - 1, 0] + A[i + 1, 0]) / T.float32(2) + "
-        "T.Cast(\"float32\", D[i % m])\n";
+        "T.Cast(\"float32\", D[i % 256])\n";
 }
 
 std::string GenerateModule(int functions) {
