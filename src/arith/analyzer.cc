@@ -45,9 +45,11 @@ void Analyzer::Bind(const Var& var, const Range& range, bool allow_override) {
   if (auto ext = AsConstInt(range->extent); ext && *ext == 1) {
     return Bind(var, range->min, allow_override);
   }
+  bool was_bound = bindings_.count(var) != 0;
   CheckRebind(var, range, allow_override);
   const_int_bound_.Bind(var, range, true);
-  modular_set_.Update(var, ModularSet::Everything(), true);
+  // A range says nothing about residues; only an earlier (overridden) value binding must go.
+  if (was_bound) modular_set_.Update(var, ModularSet::Everything(), true);
   for (auto& ext : extensions_) ext->OnBind(var, range, std::nullopt);
 }
 

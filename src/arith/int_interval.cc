@@ -150,6 +150,7 @@ std::optional<IntInterval> FloorModInterval(const IntInterval& a, const IntInter
 
 std::optional<IntInterval> TruncModInterval(const IntInterval& a, const IntInterval& b) {
   return DivOverParts(a, b, [](const IntInterval& x, const IntInterval& d) -> IntInterval {
+    if (x.is_point() && d.is_point()) return {x.lo % d.lo, x.lo % d.lo};
     // |remainder| < |divisor|, and the remainder has the sign of the dividend.
     i128 max_abs = std::max(d.lo < 0 ? -d.lo : d.lo, d.hi < 0 ? -d.hi : d.hi);
     i128 min_abs = std::min(d.lo < 0 ? -d.lo : d.lo, d.hi < 0 ? -d.hi : d.hi);
