@@ -14,11 +14,28 @@ namespace arith {
 
 using namespace ir;  // NOLINT(build/namespaces)
 
-Analyzer::Analyzer() : const_int_bound_(this), modular_set_(this), int_set_(this) {}
+namespace {
+std::vector<ExtensionFactory>& DefaultExtensionFactories() {
+  static auto* factories = new std::vector<ExtensionFactory>();
+  return *factories;
+}
+}  // namespace
+
+int RegisterDefaultExtension(ExtensionFactory factory) {
+  DefaultExtensionFactories().push_back(std::move(factory));
+  return 0;
+}
+
+Analyzer::Analyzer(NoExtensions) : const_int_bound_(this), modular_set_(this), int_set_(this) {}
+
+Analyzer::Analyzer() : Analyzer(NoExtensions{}) {
+  for (const ExtensionFactory& make : DefaultExtensionFactories()) AddExtension(make(this));
+}
 Analyzer::~Analyzer() = default;
 
 std::unique_ptr<Analyzer> Analyzer::Clone() const {
-  auto copy = std::make_unique<Analyzer>();
+  // Extensions come from this analyzer's clones, not from the defaults.
+  std::unique_ptr<Analyzer> copy(new Analyzer(NoExtensions{}));
   copy->const_int_bound_.CopyStateFrom(const_int_bound_);
   copy->modular_set_.CopyStateFrom(modular_set_);
   copy->bindings_ = bindings_;

@@ -61,8 +61,22 @@ class AnalyzerExtension {
   virtual PrimExpr Simplify(const PrimExpr& expr) { return expr; }
 };
 
+// Makes the extension every new Analyzer gets (the rewrite simplifier, the Z3 prover, ...).
+using ExtensionFactory = std::function<std::unique_ptr<AnalyzerExtension>(Analyzer*)>;
+// Registers a default extension; call from a static initializer
+// (TESSEL_REGISTER_ANALYZER_EXTENSION). Not thread-safe with concurrent Analyzer construction:
+// registration happens at library load.
+int RegisterDefaultExtension(ExtensionFactory factory);
+
+#define TESSEL_ARITH_CONCAT_(a, b) a##b
+#define TESSEL_ARITH_CONCAT(a, b) TESSEL_ARITH_CONCAT_(a, b)
+#define TESSEL_REGISTER_ANALYZER_EXTENSION(Factory)                                            \
+  [[maybe_unused]] static const int TESSEL_ARITH_CONCAT(__tessel_analyzer_ext_, __COUNTER__) = \
+      ::tessel::arith::RegisterDefaultExtension(Factory)
+
 class Analyzer {
  public:
+  // An analyzer with every registered default extension.
   Analyzer();
   ~Analyzer();
   Analyzer(const Analyzer&) = delete;
@@ -105,6 +119,8 @@ class Analyzer {
 
  private:
   friend class ConstraintScope;
+  struct NoExtensions {};
+  explicit Analyzer(NoExtensions);
   // Records cond in every sub-analyzer; the returned function undoes exactly that.
   std::function<void()> EnterConstraint(const PrimExpr& cond);
   // Three-valued decision of cond from bounds, modular sets and facts (no extensions).
