@@ -314,11 +314,41 @@ class ConstantSimplifier : public ExprMutator {
 
 }  // namespace
 
-PrimExpr Analyzer::Simplify(const PrimExpr& expr) {
+PrimExpr Analyzer::Simplify(const PrimExpr& expr, int steps) {
   if (!expr.defined()) TVM_FFI_THROW(ValueError) << "Simplify: undefined expression";
   PrimExpr e = ConstantSimplifier(this)(expr);
-  for (auto& ext : extensions_) e = ext->Simplify(e);
+  // Rewriting can expose canonical forms and vice versa: run the stages in order until nothing
+  // changes or the step budget is spent.
+  for (int i = 0; i < steps; ++i) {
+    PrimExpr before = e;
+    for (auto& ext : extensions_) e = ext->Simplify(e);
+    if (e.same_as(before)) break;
+  }
   return e;
+}
+
+PrimExpr Analyzer::SimplifyWithStage(const PrimExpr& expr, AnalyzerExtension::Stage stage) {
+  if (!expr.defined()) TVM_FFI_THROW(ValueError) << "Simplify: undefined expression";
+  PrimExpr e = expr;
+  for (auto& ext : extensions_) {
+    if (ext->stage() == stage) e = ext->Simplify(e);
+  }
+  return e;
+}
+
+PrimExpr Analyzer::RewriteSimplify(const PrimExpr& expr) {
+  return SimplifyWithStage(expr, AnalyzerExtension::Stage::kRewrite);
+}
+
+PrimExpr Analyzer::CanonicalSimplify(const PrimExpr& expr) {
+  return SimplifyWithStage(expr, AnalyzerExtension::Stage::kCanonical);
+}
+
+AnalyzerExtension* Analyzer::FindExtension(const std::string& name) const {
+  for (const auto& ext : extensions_) {
+    if (name == ext->name()) return ext.get();
+  }
+  return nullptr;
 }
 
 void Analyzer::AddExtension(std::unique_ptr<AnalyzerExtension> extension) {

@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tessel {
@@ -105,7 +106,14 @@ class Analyzer {
   // Folds constants and replaces every pure integer subexpression whose value is known (a
   // single-point bound or a constant modular set) by that constant; then lets the extensions
   // simplify, in stage order.
-  PrimExpr Simplify(const PrimExpr& expr);
+  // `steps` bounds the rounds of extension passes (each round runs every stage once).
+  PrimExpr Simplify(const PrimExpr& expr, int steps = 2);
+  // Only the rewrite-stage (resp. canonical-stage) extensions; the expression unchanged when none
+  // is registered.
+  PrimExpr RewriteSimplify(const PrimExpr& expr);
+  PrimExpr CanonicalSimplify(const PrimExpr& expr);
+  // The extension with this name(), or null.
+  AnalyzerExtension* FindExtension(const std::string& name) const;
 
   // Adds an extension; extensions are consulted in Stage order (then in order of addition).
   void AddExtension(std::unique_ptr<AnalyzerExtension> extension);
@@ -125,6 +133,7 @@ class Analyzer {
   std::function<void()> EnterConstraint(const PrimExpr& cond);
   // Three-valued decision of cond from bounds, modular sets and facts (no extensions).
   ProofResult Decide(const PrimExpr& cond);
+  PrimExpr SimplifyWithStage(const PrimExpr& expr, AnalyzerExtension::Stage stage);
   void CheckRebind(const Var& var, const tvm::ffi::ObjectRef& binding, bool allow_override);
 
   ConstIntBoundAnalyzer const_int_bound_;
