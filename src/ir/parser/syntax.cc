@@ -10,7 +10,7 @@ namespace {
 
 // Trees taller than this are rejected: long operator chains are legal, but evaluation recurses
 // over the tree, so its height must stay bounded.
-constexpr int kMaxTreeHeight = 4096;
+constexpr int kMaxTreeHeight = 1024;
 
 // Binary operator levels, weakest first: | ^ & (<< >>) (+ -) (* / // %).
 const std::vector<std::vector<std::string>>& BinaryLevels() {
