@@ -163,6 +163,11 @@ TEST(ParserError, NestingTooDeep) {
   msg = ExprErrorOf(minus + "1");
   EXPECT_EQ(msg.substr(0, msg.find('\n')),
             "<expr>:1:257: error: expression nested deeper than 256 levels");
+  std::string chain = "x";
+  for (int i = 0; i < 1100; ++i) chain += " + x";
+  msg = ExprErrorOf(chain, {{"x", String("int32")}});
+  EXPECT_EQ(msg.substr(0, msg.find(':', 8)), "<expr>:1");
+  EXPECT_NE(msg.find("error: expression nested deeper than 1024 levels"), std::string::npos);
   std::string text = "@T.prim_func\ndef f(n: T.int32):\n";
   for (int i = 0; i < 300; ++i) {
     text += std::string(4 * (i + 1), ' ') + "if n > " + std::to_string(i) + ":\n";

@@ -5,6 +5,7 @@
 #include <tessel/ir/parser.h>
 #include <tessel/ir/printer.h>
 #include <tvm/ffi/extra/structural_equal.h>
+#include <tvm/ffi/function.h>
 
 #include <chrono>
 #include <cmath>
@@ -567,6 +568,21 @@ TEST(Parser, CommentsBlankLinesAndOddIndentation) {
       "# leading comment\n\n@T.prim_func\ndef f(n: T.int32):  # trailing\n"
       "  # comment in body\n\n  if n > (1 +\n      2):\n     T.evaluate(n)\n");
   EXPECT_TRUE(f->body.as<IfThenElseNode>());
+}
+
+TEST(Parser, RegisteredGlobalFunctions) {
+  auto parse_text = tvm::ffi::Function::GetGlobal("tessel.ir.ParseText");
+  auto parse_module = tvm::ffi::Function::GetGlobal("tessel.ir.ParseModule");
+  auto parse_expr = tvm::ffi::Function::GetGlobal("tessel.ir.ParseExpr");
+  ASSERT_TRUE(parse_text.has_value() && parse_module.has_value() && parse_expr.has_value());
+  std::string fn = "@T.prim_func\ndef g():\n    T.evaluate(0)\n";
+  EXPECT_TRUE((*parse_text)(fn, "x.py").cast<ObjectRef>().as<PrimFuncNode>());
+  EXPECT_TRUE((*parse_module)(fn, "x.py").cast<IRModule>()->functions.count("g"));
+  Var y("y", DataType::Int(64));
+  Map<String, Any> vars{{"x", String("int64")}, {"y", y}};
+  PrimExpr e = (*parse_expr)("x + y", vars).cast<PrimExpr>();
+  EXPECT_EQ(e.dtype(), DataType::Int(64));
+  EXPECT_TRUE(e.as<AddNode>()->b.same_as(y));
 }
 
 TEST(Parser, LinearTimeOnALargeModule) {
