@@ -27,6 +27,12 @@ bool ReadSource(const std::string& path, std::string* text, std::string* error);
 
 int FmtMain(const std::vector<std::string>& args);
 extern const char kFmtUsage[];
+int SimplifyMain(const std::vector<std::string>& args);
+extern const char kSimplifyUsage[];
+int ProveMain(const std::vector<std::string>& args);
+extern const char kProveUsage[];
+int BoundMain(const std::vector<std::string>& args);
+extern const char kBoundUsage[];
 
 }  // namespace tools
 }  // namespace tessel

@@ -19,6 +19,11 @@ constexpr char kVersion[] = "0.1.0";  // keep in step with pyproject.toml (a tes
 
 const Command kCommands[] = {
     {"fmt", "print text-format files in canonical form", kFmtUsage, FmtMain},
+    {"simplify", "simplify an integer expression with the arithmetic analyzer", kSimplifyUsage,
+     SimplifyMain},
+    {"prove", "prove a condition with the arithmetic analyzer (exit 0 if proved)", kProveUsage,
+     ProveMain},
+    {"bound", "print the [min, max] bound of an integer expression", kBoundUsage, BoundMain},
 };
 
 void PrintHelp(std::ostream& os) {

@@ -2,7 +2,7 @@
 
 Parses every kernel (default: the repository's examples/*.py), prints each back in canonical form
 and checks that the printed text parses to a structurally equal object. Then prints a few answers
-of the expression helpers. Exits 1 on any failure.
+of the arithmetic analyzer on kernel-style index expressions. Exits 1 on any failure.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import __version__, ir
+from . import __version__, arith, ir
 from ._lib import LIB_PATH, get_global_func
 from .text import as_text, parse
 
@@ -43,20 +43,52 @@ def run_examples(files: list[Path]) -> int:
     return failures
 
 
-def helper_answers() -> list[tuple[str, object]]:
-    """Constant folding and identities of the expression helpers (not the analyzer)."""
-    x = ir.Var("x")
-    n = ir.Var("n", "int64")
-    int8_max = ir.IntImm("int8", 127)
-    return [
-        ("floordiv(-7, 2)", ir.floordiv(-7, 2)),
-        ("truncdiv(-7, 2)", ir.truncdiv(-7, 2)),
-        ("floormod(-7, 2)", ir.floormod(-7, 2)),
-        ("int8 127 + 1 (wraps)", int8_max + 1),
-        ("x * 1 + 0", x * 1 + 0),
-        ("x * 0", x * 0),
-        ("dtype of int32 x + int64 n", (x + n).dtype),
+def bound_of(ana, e) -> str:
+    b = ana.const_int_bound(e)
+    return f"[{b.min_value}, {b.max_value}]"
+
+
+def analyzer_answers() -> list[tuple[str, str]]:
+    """A few answers of the arithmetic analyzer (tessel.arith) on kernel-style index expressions:
+    (question, answer) pairs."""
+    i, j, n = ir.Var("i"), ir.Var("j"), ir.Var("n")
+    bx, ty, tx = ir.Var("bx"), ir.Var("ty"), ir.Var("tx")
+    row, col, x = ir.Var("row"), ir.Var("col"), ir.Var("x")
+    ana = arith.Analyzer()
+    ana.bind(i, ir.Range(0, 64))
+    ana.bind(bx, ir.Range(0, 16))
+    ana.bind(ty, ir.Range(0, 8))
+    ana.bind(tx, ir.Range(0, 8))
+    ana.bind(row, ir.Range(0, 8))
+    ana.bind(col, ir.Range(0, 64))
+    tile = bx * 64 + ty * 8 + tx
+    swizzle = (row ^ ir.floordiv(col, 8)) * 8 + ir.floormod(col, 8)
+    doms = "i in [0, 64), bx in [0, 16), ty, tx, row in [0, 8), col in [0, 64)"
+
+    def proved(ok: bool) -> str:
+        return "proved" if ok else "not proved"
+
+    out = [
+        (f"domains: {doms}", ""),
+        ("simplify (i // 8) * 8 + i % 8",
+         str(ana.simplify(ir.floordiv(i, 8) * 8 + ir.floormod(i, 8)))),
+        ("simplify (bx * 64 + ty * 8 + tx) // 64", str(ana.simplify(ir.floordiv(tile, 64)))),
+        ("simplify (bx * 64 + ty * 8 + tx) % 8", str(ana.simplify(ir.floormod(tile, 8)))),
+        ("bound bx * 64 + ty * 8 + tx", bound_of(ana, tile)),
+        ("bound (row ^ col // 8) * 8 + col % 8", bound_of(ana, swizzle)),
+        ("modular_set bx * 64 + ty * 8", str(ana.modular_set(bx * 64 + ty * 8))),
+        ("prove bx * 64 + ty * 8 + tx < 1024", proved(ana.can_prove(tile < 1024))),
+        ("prove bx * 64 + ty * 8 + tx < 1023", proved(ana.can_prove(tile < 1023))),
     ]
+    sym = arith.Analyzer()
+    sym.bind(i, ir.Range(0, n))
+    sym.bind(j, ir.Range(0, 4))
+    out.append(("prove i * 4 + j < n * 4 (i in [0, n), j in [0, 4))",
+                proved(sym.can_prove(i * 4 + j < n * 4))))
+    with sym.constraint_scope(i < 100):
+        out.append(("  ... bound i * 4 + j, assuming i < 100", bound_of(sym, i * 4 + j)))
+    out.append(("prove x + 1 > x (x: any int32; wraps at max)", proved(sym.can_prove(x + 1 > x))))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print("no examples found")
 
-    print("==== expression helpers (constant folding; the analyzer is not in this build) ====")
-    for label, value in helper_answers():
-        print(f"{label:30} -> {value}")
+    print("==== a few analyzer answers (tessel.arith) ====")
+    for question, answer in analyzer_answers():
+        print(f"{question:50} -> {answer}" if answer else question)
     if failures:
         print(f"{failures} of {len(files)} examples failed", file=sys.stderr)
         return 1

@@ -29,6 +29,22 @@ namespace refl = tvm::ffi::reflection;
 
 ObjectRef NewAnalyzer() { return ObjectRef(tvm::ffi::make_object<AnalyzerObj>()); }
 
+// A dom_map whose values are Ranges or IntSets, as IntSets (TVM's int_set takes either).
+Map<Var, IntSet> ToIntSetDom(const Map<Var, Any>& dom, const char* where) {
+  Map<Var, IntSet> out;
+  for (const auto& kv : dom) {
+    if (auto r = kv.second.try_cast<Range>()) {
+      out.Set(kv.first, IntSet::FromRange(*r));
+    } else if (auto s = kv.second.try_cast<IntSet>()) {
+      out.Set(kv.first, *s);
+    } else {
+      TVM_FFI_THROW(TypeError) << where << ": the domain of " << kv.first->name_hint
+                               << " must be a Range or an IntSet, got " << kv.second.GetTypeKey();
+    }
+  }
+  return out;
+}
+
 ProofStrength ParseStrength(const tvm::ffi::String& s) {
   if (s == "default") return ProofStrength::kDefault;
   if (s == "symbolic_bound") return ProofStrength::kSymbolicBound;
@@ -54,10 +70,43 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](const AnalyzerObj* self, PrimExpr e) { return self->analyzer->ConstIntBound(e); })
       .def("modular_set",
            [](const AnalyzerObj* self, PrimExpr e) { return self->analyzer->ModularSet(e); })
-      .def("int_set", [](const AnalyzerObj* self, PrimExpr e,
-                         Map<Var, Range> dom) { return self->analyzer->IntSet(e, dom); })
+      .def("int_set",
+           [](const AnalyzerObj* self, PrimExpr e, Map<Var, Any> dom) {
+             return self->analyzer->IntSet(e, ToIntSetDom(dom, "Analyzer.int_set"));
+           })
       .def("simplify",
-           [](const AnalyzerObj* self, PrimExpr e) { return self->analyzer->Simplify(e); })
+           [](const AnalyzerObj* self, PrimExpr e, int steps) {
+             if (steps < 0) {
+               TVM_FFI_THROW(ValueError) << "Analyzer.simplify: steps must be >= 0, got " << steps;
+             }
+             return self->analyzer->Simplify(e, steps);
+           })
+      .def("rewrite_simplify",
+           [](const AnalyzerObj* self, PrimExpr e) { return self->analyzer->RewriteSimplify(e); })
+      .def("canonical_simplify",
+           [](const AnalyzerObj* self, PrimExpr e) { return self->analyzer->CanonicalSimplify(e); })
+      .def("can_prove_equal", [](const AnalyzerObj* self, PrimExpr a,
+                                 PrimExpr b) { return self->analyzer->CanProveEqual(a, b); })
+      .def("can_prove_greater_equal",
+           [](const AnalyzerObj* self, PrimExpr e, int64_t lower) {
+             return self->analyzer->CanProveGreaterEqual(e, lower);
+           })
+      .def("can_prove_less", [](const AnalyzerObj* self, PrimExpr e,
+                                int64_t upper) { return self->analyzer->CanProveLess(e, upper); })
+      // TVM's Analyzer.update: a ConstIntBound or ModularSet fact about var, told straight to that
+      // sub-analyzer (no binding record, extensions not told).
+      .def("update",
+           [](const AnalyzerObj* self, Var var, Any info, bool allow_override) {
+             if (auto b = info.try_cast<ConstIntBound>()) {
+               self->analyzer->const_int_bound_analyzer().Update(var, *b, allow_override);
+             } else if (auto m = info.try_cast<ModularSet>()) {
+               self->analyzer->modular_set_analyzer().Update(var, *m, allow_override);
+             } else {
+               TVM_FFI_THROW(TypeError)
+                   << "Analyzer.update: expected a ConstIntBound or a ModularSet for "
+                   << var->name_hint << ", got " << info.GetTypeKey();
+             }
+           })
       .def("can_prove",
            [](const AnalyzerObj* self, PrimExpr cond, tvm::ffi::String strength) {
              return self->analyzer->CanProve(cond, ParseStrength(strength));
@@ -88,7 +137,14 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("tessel.arith.ConstIntBound",
            [](int64_t lo, int64_t hi) { return ConstIntBound(lo, hi); })
       .def("tessel.arith.ModularSet", [](int64_t c, int64_t b) { return ModularSet(c, b); })
-      .def("tessel.arith.EvalSet", [](PrimExpr e, Map<Var, Range> dom) { return EvalSet(e, dom); });
+      .def("tessel.arith.EvalSet",
+           [](PrimExpr e, Map<Var, Any> dom) { return EvalSet(e, ToIntSetDom(dom, "EvalSet")); })
+      .def("tessel.arith.IntSetInterval",
+           [](tvm::ffi::Optional<PrimExpr> lo, tvm::ffi::Optional<PrimExpr> hi) {
+             return IntSet(lo, hi);
+           })
+      .def("tessel.arith.IntSetFromRange", [](Range r) { return IntSet::FromRange(r); })
+      .def("tessel.arith.IntSetIsSinglePoint", [](IntSet s) { return s->IsSinglePoint(); });
 }
 
 }  // namespace arith

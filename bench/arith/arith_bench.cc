@@ -1,0 +1,192 @@
+// tessel_bench_arith: times Analyzer::Simplify and Analyzer::CanProve on the queries of
+// bench/arith/corpus.txt (format: bench/arith/gen_corpus.py) and counts how many answers reach
+// the corpus's expectations.
+//
+// Method: per query, one Analyzer is set up (declarations, bindings, assumption scopes: the
+// same code as `tessel simplify/prove`), the call is made a few times to warm up, then timed in
+// a batch of --reps calls on that same analyzer; the query's time is the batch's mean. Reported:
+// median, p99 and mean of those per-query times, per kind.
+//
+//   tessel_bench_arith [--corpus FILE] [--reps N] [--verbose]
+#include <tessel/ir/printer.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/extra/structural_equal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "arith_options.h"
+
+namespace {
+
+using tessel::ir::PrimExpr;
+using tessel::tools::ArithSession;
+
+struct Query {
+  int line = 0;
+  std::string kind, expr;
+  std::vector<std::string> args;  // the CLI form of the declarations, bindings, assumptions
+  std::string want;               // simplify: the expected form ("" if none)
+  int expect = -1;                // prove: 1 true, 0 false, -1 not stated
+};
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::vector<Query> ReadCorpus(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "tessel_bench_arith: cannot open " << path << "\n";
+    std::exit(2);
+  }
+  std::vector<Query> out;
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    line = Trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> fields;
+    for (size_t pos = 0;;) {
+      size_t sep = line.find(" ; ", pos);
+      fields.push_back(Trim(line.substr(pos, sep == std::string::npos ? sep : sep - pos)));
+      if (sep == std::string::npos) break;
+      pos = sep + 3;
+    }
+    auto fail = [&](const std::string& msg) {
+      std::cerr << path << ":" << no << ": " << msg << "\n";
+      std::exit(2);
+    };
+    if (fields.size() < 2) fail("expected KIND ; EXPR ; FIELD...");
+    Query q;
+    q.line = no;
+    q.kind = fields[0];
+    q.expr = fields[1];
+    if (q.kind != "simplify" && q.kind != "prove") fail("unknown kind '" + q.kind + "'");
+    for (size_t i = 2; i < fields.size(); ++i) {
+      const std::string& f = fields[i];
+      size_t sp = f.find(' ');
+      std::string key = f.substr(0, sp), value = sp == std::string::npos ? "" : f.substr(sp + 1);
+      if (key == "var" || key == "bind" || key == "assume") {
+        q.args.push_back("--" + key);
+        q.args.push_back(value);
+      } else if (key == "want") {
+        q.want = value;
+      } else if (key == "expect" && (value == "true" || value == "false")) {
+        q.expect = value == "true";
+      } else {
+        fail("unknown field '" + f + "'");
+      }
+    }
+    q.args.push_back("--");
+    q.args.push_back(q.expr);
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t k = static_cast<size_t>(p * (v.size() - 1) + 0.5);
+  return v[std::min(k, v.size() - 1)];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string corpus = "bench/arith/corpus.txt";
+  int reps = 200;
+  bool verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--corpus" && i + 1 < argc) {
+      corpus = argv[++i];
+    } else if (a == "--reps" && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--verbose") {
+      verbose = true;
+    } else {
+      std::cerr << "usage: tessel_bench_arith [--corpus FILE] [--reps N] [--verbose]\n";
+      return 2;
+    }
+  }
+  std::vector<Query> queries = ReadCorpus(corpus);
+  std::vector<double> simplify_us, prove_us;
+  int want_total = 0, want_met = 0, true_total = 0, true_proved = 0, false_total = 0,
+      false_proved = 0;
+  using Clock = std::chrono::steady_clock;
+  for (const Query& q : queries) {
+    ArithSession session;
+    if (session.Init(q.kind, "", q.args) != 0) {
+      std::cerr << corpus << ":" << q.line << ": the query does not set up (see above)\n";
+      return 1;
+    }
+    tessel::arith::Analyzer& ana = session.analyzer();
+    const PrimExpr& e = session.expr();
+    try {
+      if (q.kind == "simplify") {
+        PrimExpr r;
+        for (int w = 0; w < 3; ++w) r = ana.Simplify(e);
+        auto t0 = Clock::now();
+        for (int k = 0; k < reps; ++k) r = ana.Simplify(e);
+        auto t1 = Clock::now();
+        simplify_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / reps);
+        if (!q.want.empty()) {
+          PrimExpr want;
+          if (!session.Parse(q.want, "want", &want)) return 1;
+          bool met = tvm::ffi::StructuralEqual::Equal(r, want);
+          ++want_total;
+          want_met += met;
+          if (verbose && !met) {
+            std::cout << "line " << q.line << ": " << q.expr << "  ->  " << tessel::ir::AsText(r)
+                      << "   (want " << q.want << ")\n";
+          }
+        }
+      } else {
+        bool proved = false;
+        for (int w = 0; w < 3; ++w) proved = ana.CanProve(e);
+        auto t0 = Clock::now();
+        for (int k = 0; k < reps; ++k) proved = ana.CanProve(e);
+        auto t1 = Clock::now();
+        prove_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / reps);
+        if (q.expect == 1) {
+          ++true_total;
+          true_proved += proved;
+        } else if (q.expect == 0) {
+          ++false_total;
+          false_proved += proved;
+        }
+        if (verbose && q.expect >= 0 && proved != (q.expect == 1)) {
+          std::cout << "line " << q.line << ": " << q.expr << "  "
+                    << (proved ? "PROVED (expected false)" : "not proved") << "\n";
+        }
+      }
+    } catch (const tvm::ffi::Error& err) {
+      std::cerr << corpus << ":" << q.line << ": " << err.kind() << ": " << err.message() << "\n";
+      return 1;
+    }
+  }
+  auto row = [](const char* name, const std::vector<double>& v) {
+    double mean = 0;
+    for (double x : v) mean += x;
+    mean = v.empty() ? 0 : mean / v.size();
+    std::printf("%-10s %8zu %12.2f %12.2f %12.2f\n", name, v.size(), Percentile(v, 0.5),
+                Percentile(v, 0.99), mean);
+  };
+  std::printf("tessel_bench_arith: %s, %d reps per query, one analyzer per query (reused)\n",
+              corpus.c_str(), reps);
+  std::printf("%-10s %8s %12s %12s %12s\n", "call", "queries", "median us", "p99 us", "mean us");
+  row("simplify", simplify_us);
+  row("can_prove", prove_us);
+  std::printf("simplify reached the wanted form: %d of %d\n", want_met, want_total);
+  std::printf("can_prove proved true conditions: %d of %d\n", true_proved, true_total);
+  std::printf("can_prove proved false conditions (unsound): %d of %d\n", false_proved, false_total);
+  return false_proved == 0 ? 0 : 1;
+}

@@ -1,0 +1,308 @@
+"""The arithmetic analyzer from Python (docs/arith.md), shaped like ``tvm.arith`` so that TVM users
+feel at home::
+
+    from tessel import arith, ir
+    x = ir.Var("x")
+    ana = arith.Analyzer()
+    ana.bind(x, ir.Range(0, 64))
+    ana.simplify((x // 8) * 8 + x % 8)          # x (once the canonical simplifier is in the build)
+    ana.can_prove(x * 4 + 3 < 256)             # True
+    with ana.constraint_scope(x < 16):
+        ana.const_int_bound(x).max_value       # 15
+
+Python ints (and bools) are accepted wherever an expression is expected; they become int32 (bool)
+constants, or take the variable's dtype in ``bind``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import tvm_ffi
+
+from .ir._base import Node, PrimExpr, const, ffi_func
+from .ir.expr import Range, Var
+
+__all__ = [
+    "Analyzer",
+    "ConstIntBound",
+    "ConstraintScope",
+    "IntSet",
+    "ModularSet",
+    "ProofStrength",
+    "Range",
+    "eval_set",
+]
+
+_STRENGTHS = ("default", "symbolic_bound")
+
+
+class ProofStrength:
+    """The ``strength`` argument of ``Analyzer.can_prove`` (TVM spells it as an enum)."""
+
+    DEFAULT = "default"
+    SYMBOLIC_BOUND = "symbolic_bound"
+
+
+@tvm_ffi.register_object("tessel.arith.ConstIntBound")
+class ConstIntBound(Node):
+    """``[min_value, max_value]`` as int64; ``NEG_INF`` / ``POS_INF`` mean unbounded."""
+
+    POS_INF = (1 << 63) - 1
+    NEG_INF = -(1 << 63)
+
+    def __init__(self, min_value: int, max_value: int) -> None:
+        for name, v in (("min_value", min_value), ("max_value", max_value)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"ConstIntBound: {name} must be an int, got {type(v).__name__}")
+            if not self.NEG_INF <= v <= self.POS_INF:
+                raise ValueError(f"ConstIntBound: {name} {v} does not fit in int64")
+        self.__init_handle_by_constructor__(
+            ffi_func("tessel.arith.ConstIntBound"), min_value, max_value
+        )
+
+    def __repr__(self) -> str:
+        def end(v: int) -> str:
+            return "+inf" if v == self.POS_INF else "-inf" if v == self.NEG_INF else str(v)
+
+        return f"ConstIntBound[{end(self.min_value)}, {end(self.max_value)}]"
+
+    __str__ = __repr__
+
+
+@tvm_ffi.register_object("tessel.arith.ModularSet")
+class ModularSet(Node):
+    """Every value is ``coeff * k + base``; ``coeff == 0`` is the constant ``base``."""
+
+    def __init__(self, coeff: int, base: int) -> None:
+        for name, v in (("coeff", coeff), ("base", base)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"ModularSet: {name} must be an int, got {type(v).__name__}")
+        self.__init_handle_by_constructor__(ffi_func("tessel.arith.ModularSet"), coeff, base)
+
+    def __repr__(self) -> str:
+        return f"ModularSet(coeff={self.coeff}, base={self.base})"
+
+    __str__ = __repr__
+
+
+@tvm_ffi.register_object("tessel.arith.IntSet")
+class IntSet(Node):
+    """The interval ``[min_value, max_value]`` with symbolic ends; an end that is None is
+    unbounded. Build one with ``IntSet.interval``, ``IntSet.single_point``, ``IntSet.from_range``
+    or ``IntSet.everything``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "IntSet cannot be constructed directly; use IntSet.interval(lo, hi), "
+            "IntSet.single_point(v), IntSet.from_range(r) or IntSet.everything()"
+        )
+
+    @staticmethod
+    def interval(min_value: Any, max_value: Any) -> "IntSet":
+        """``[min_value, max_value]`` (both inclusive); None for an unbounded end."""
+        lo = None if min_value is None else _expr(min_value, "IntSet.interval min_value")
+        hi = None if max_value is None else _expr(max_value, "IntSet.interval max_value")
+        return ffi_func("tessel.arith.IntSetInterval")(lo, hi)
+
+    @staticmethod
+    def single_point(value: Any) -> "IntSet":
+        v = _expr(value, "IntSet.single_point")
+        return ffi_func("tessel.arith.IntSetInterval")(v, v)
+
+    @staticmethod
+    def from_range(r: Range) -> "IntSet":
+        """``[r.min, r.min + r.extent - 1]``."""
+        if not isinstance(r, Range):
+            raise TypeError(f"IntSet.from_range: expected a Range, got {type(r).__name__}")
+        return ffi_func("tessel.arith.IntSetFromRange")(r)
+
+    @staticmethod
+    def everything() -> "IntSet":
+        return ffi_func("tessel.arith.IntSetInterval")(None, None)
+
+    def is_everything(self) -> bool:
+        return self.min_value is None and self.max_value is None
+
+    def is_single_point(self) -> bool:
+        return bool(ffi_func("tessel.arith.IntSetIsSinglePoint")(self))
+
+    def __repr__(self) -> str:
+        lo = "-inf" if self.min_value is None else str(self.min_value)
+        hi = "+inf" if self.max_value is None else str(self.max_value)
+        return f"IntSet[{lo}, {hi}]"
+
+    __str__ = __repr__
+
+
+def _expr(value: Any, what: str, dtype: Any = None) -> PrimExpr:
+    """``value`` as an expression: PrimExprs pass, Python ints/bools become constants (of
+    ``dtype`` when given). Floats and strings are not integer expressions: TypeError."""
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, bool):
+        return const(value)
+    if isinstance(value, int):
+        try:
+            return const(value, dtype)
+        except Exception as err:  # the C++ IntImm rejects values outside the dtype
+            raise ValueError(f"{what}: {value} does not fit in {dtype or 'int32'}: {err}") from None
+    raise TypeError(f"{what}: expected a PrimExpr or a Python int, got {type(value).__name__}")
+
+
+def _var(var: Any, what: str) -> Var:
+    if not isinstance(var, Var):
+        raise TypeError(f"{what}: expected a tessel.ir.Var, got {type(var).__name__}")
+    return var
+
+
+def _dom(dom_map: Optional[Mapping[Any, Any]], what: str) -> dict:
+    """dom_map checked: Var keys, Range or IntSet values (a (min, extent) pair is not accepted, as
+    it would be ambiguous with TVM's (min, max))."""
+    if dom_map is None:
+        return {}
+    if not isinstance(dom_map, Mapping):
+        raise TypeError(f"{what}: dom_map must be a dict of Var -> Range/IntSet, "
+                        f"got {type(dom_map).__name__}")
+    out = {}
+    for k, v in dom_map.items():
+        _var(k, f"{what} dom_map key")
+        if not isinstance(v, (Range, IntSet)):
+            raise TypeError(f"{what}: the domain of {k.name_hint} must be a Range or an IntSet, "
+                            f"got {type(v).__name__}")
+        out[k] = v
+    return out
+
+
+def eval_set(expr: Any, dom_map: Mapping[Var, Any]) -> IntSet:
+    """The IntSet of ``expr`` while each variable of ``dom_map`` ranges over its Range/IntSet,
+    with a fresh analyzer."""
+    return ffi_func("tessel.arith.EvalSet")(_expr(expr, "eval_set"), _dom(dom_map, "eval_set"))
+
+
+class ConstraintScope:
+    """``with analyzer.constraint_scope(cond):`` -- ``cond`` is a fact inside the block. The
+    scope is entered at ``__enter__`` and left at ``__exit__`` (also when the block raises)."""
+
+    def __init__(self, analyzer: "Analyzer", cond: PrimExpr) -> None:
+        self._analyzer = analyzer
+        self._cond = cond
+        self._exit = None
+        self._used = False
+
+    def __enter__(self) -> "ConstraintScope":
+        if self._used:
+            raise RuntimeError("a ConstraintScope can be entered only once; "
+                               "call analyzer.constraint_scope(cond) again")
+        self._used = True
+        self._exit = self._analyzer._handle.enter_constraint_scope(self._cond)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        leave, self._exit = self._exit, None
+        if leave is not None:
+            leave()
+
+
+class Analyzer:
+    """Bindings, constraint facts and every integer question about expressions (mirrors
+    ``tvm.arith.Analyzer``). Each Analyzer has its own state; ``clone()`` copies it deeply."""
+
+    def __init__(self, _handle: Any = None) -> None:
+        self._handle = _handle if _handle is not None else ffi_func("tessel.arith.CreateAnalyzer")()
+
+    # ---- simplification ----
+    def simplify(self, expr: Any, steps: int = 2) -> PrimExpr:
+        """Folds constants and known values, then runs the rewrite and canonical simplifiers
+        (those in this build) for up to ``steps`` rounds."""
+        if isinstance(steps, bool) or not isinstance(steps, int):
+            raise TypeError(f"simplify: steps must be an int, got {type(steps).__name__}")
+        if steps < 0:
+            raise ValueError(f"simplify: steps must be >= 0, got {steps}")
+        return self._handle.simplify(_expr(expr, "simplify"), steps)
+
+    def rewrite_simplify(self, expr: Any) -> PrimExpr:
+        """Only the rewrite-rule simplifier (the expression unchanged if the build has none)."""
+        return self._handle.rewrite_simplify(_expr(expr, "rewrite_simplify"))
+
+    def canonical_simplify(self, expr: Any) -> PrimExpr:
+        """Only the canonical (sum-of-products) simplifier (unchanged if the build has none)."""
+        return self._handle.canonical_simplify(_expr(expr, "canonical_simplify"))
+
+    # ---- proofs ----
+    def can_prove(self, cond: Any, strength: str = "default") -> bool:
+        """Whether the bool expression ``cond`` holds for every value the bindings and facts
+        allow. ``strength`` is "default" or "symbolic_bound". False means "not proved"."""
+        if not isinstance(strength, str):
+            raise TypeError(f"can_prove: strength must be a str, got {type(strength).__name__}")
+        if strength not in _STRENGTHS:
+            raise ValueError(f"can_prove: strength must be one of {_STRENGTHS}, got {strength!r}")
+        return bool(self._handle.can_prove(_expr(cond, "can_prove"), strength))
+
+    def can_prove_equal(self, lhs: Any, rhs: Any) -> bool:
+        a, b = _expr(lhs, "can_prove_equal lhs"), _expr(rhs, "can_prove_equal rhs")
+        if isinstance(lhs, int) and not isinstance(rhs, int):
+            a = _expr(lhs, "can_prove_equal lhs", rhs.dtype)
+        elif isinstance(rhs, int) and not isinstance(lhs, int):
+            b = _expr(rhs, "can_prove_equal rhs", lhs.dtype)
+        return bool(self._handle.can_prove_equal(a, b))
+
+    def can_prove_greater_equal(self, expr: Any, lower_bound: int) -> bool:
+        return bool(self._handle.can_prove_greater_equal(
+            _expr(expr, "can_prove_greater_equal"), _int64(lower_bound, "can_prove_greater_equal")))
+
+    def can_prove_less(self, expr: Any, upper_bound: int) -> bool:
+        return bool(self._handle.can_prove_less(
+            _expr(expr, "can_prove_less"), _int64(upper_bound, "can_prove_less")))
+
+    # ---- analyses ----
+    def const_int_bound(self, expr: Any) -> ConstIntBound:
+        return self._handle.const_int_bound(_expr(expr, "const_int_bound"))
+
+    def modular_set(self, expr: Any) -> ModularSet:
+        return self._handle.modular_set(_expr(expr, "modular_set"))
+
+    def int_set(self, expr: Any, dom_map: Optional[Mapping[Var, Any]] = None) -> IntSet:
+        """The IntSet of ``expr`` while each variable of ``dom_map`` ranges over its Range or
+        IntSet (other variables keep their bindings and facts)."""
+        return self._handle.int_set(_expr(expr, "int_set"), _dom(dom_map, "int_set"))
+
+    # ---- state ----
+    def bind(self, var: Var, expr: Any, allow_override: bool = False) -> None:
+        """``var`` ranges over a Range, or equals an expression (a Python int takes var's dtype).
+        Re-binding to something different is a ValueError unless ``allow_override``."""
+        _var(var, "bind")
+        if isinstance(expr, Range):
+            value: Any = expr
+        else:
+            value = _expr(expr, f"bind {var.name_hint}", var.dtype if isinstance(expr, int) else None)
+        self._handle.bind(var, value, bool(allow_override))
+
+    def update(self, var: Var, info: Any, override: bool = False) -> None:
+        """Tells one sub-analyzer a fact about ``var``: a ConstIntBound or a ModularSet."""
+        _var(var, "update")
+        if not isinstance(info, (ConstIntBound, ModularSet)):
+            raise TypeError(f"update: info must be a ConstIntBound or a ModularSet, "
+                            f"got {type(info).__name__}")
+        self._handle.update(var, info, bool(override))
+
+    def constraint_scope(self, cond: Any) -> ConstraintScope:
+        """A context manager that makes the bool expression ``cond`` a fact inside its block."""
+        c = _expr(cond, "constraint_scope")
+        if not (c.dtype.type_code == 1 and c.dtype.bits == 1 and c.dtype.lanes == 1):
+            raise TypeError(f"constraint_scope: the condition must be a bool expression, "
+                            f"got {c.dtype}: {c}")
+        return ConstraintScope(self, c)
+
+    def clone(self) -> "Analyzer":
+        """A deep copy: bindings, facts (a clone made inside a scope keeps that scope's facts for
+        good) and every extension's state. The two analyzers are independent afterwards."""
+        return Analyzer(self._handle.clone())
+
+
+def _int64(v: Any, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{what}: the bound must be an int, got {type(v).__name__}")
+    if not ConstIntBound.NEG_INF <= v <= ConstIntBound.POS_INF:
+        raise ValueError(f"{what}: {v} does not fit in int64")
+    return v
