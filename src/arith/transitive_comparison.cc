@@ -212,13 +212,15 @@ std::function<void()> TransitiveComparisonAnalyzer::EnterConstraint(const PrimEx
     scoped_.push_back(std::move(f));
   }
   ++open_scopes_;
-  graph_->valid = false;
+  if (scoped_.size() != old_size) graph_->valid = false;
   return [this, old_size]() {
     // Bindings made inside this scope may have appended facts after this scope's own: they
     // depend on this scope's bounds and end with it.
-    scoped_.resize(old_size);
+    if (scoped_.size() != old_size) {
+      scoped_.resize(old_size);
+      graph_->valid = false;
+    }
     --open_scopes_;
-    graph_->valid = false;
   };
 }
 
@@ -227,8 +229,11 @@ void TransitiveComparisonAnalyzer::OnBind(const Var& var, const tvm::ffi::Option
   if (!IsScalarInt(var)) return;
   // A new binding replaces every fact of the old one (allow_override).
   uint64_t generation = next_generation_++;
-  generation_[var.get()] = {var, generation};
-  graph_->valid = false;
+  auto [it, first_binding] = generation_.insert({var.get(), {var, generation}});
+  if (!first_binding) {
+    it->second.second = generation;
+    graph_->valid = false;
+  }
 
   std::vector<Fact> facts;
   bool used_bounds = false;
@@ -273,6 +278,7 @@ void TransitiveComparisonAnalyzer::OnBind(const Var& var, const tvm::ffi::Option
   for (Fact& f : facts) {
     if (!MakeRoom()) break;
     list->push_back(std::move(f));
+    graph_->valid = false;
   }
 }
 
