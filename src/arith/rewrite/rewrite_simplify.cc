@@ -1,0 +1,638 @@
+// The rewrite simplifier: matches the compiled rule table bottom-up, builds results in the
+// matched dtype with exact constant folding, and applies a rule only where it is sound
+// (rewrite_simplify.h says when that is).
+#include <tessel/arith/rewrite_simplify.h>
+#include <tessel/ir/functor.h>
+#include <tessel/ir/op.h>
+#include <tessel/ir/ops.h>
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/extra/structural_equal.h>
+
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "arith/rewrite/rule_table.h"
+
+namespace tessel {
+namespace arith {
+
+using namespace ir;       // NOLINT(build/namespaces)
+using namespace rewrite;  // NOLINT(build/namespaces)
+
+namespace {
+
+i128 Gcd(i128 a, i128 b) {
+  if (a < 0) a = -a;
+  if (b < 0) b = -b;
+  while (b) {
+    i128 t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+i128 ConstValue(const IntImmNode* n) {
+  if (n->dtype.is_uint() && n->dtype.bits() == 64 && n->value < 0) {
+    return static_cast<i128>(static_cast<uint64_t>(n->value));
+  }
+  return n->value;
+}
+
+// v reduced modulo 2^bits into t's range, as a mathematical value (bool: v != 0).
+i128 Wrap(DataType t, i128 v) {
+  if (t.is_bool()) return v != 0;
+  int bits = t.bits();
+  unsigned __int128 u = static_cast<unsigned __int128>(v);
+  if (bits < 128) u &= (static_cast<unsigned __int128>(1) << bits) - 1;
+  if (t.is_int() && ((u >> (bits - 1)) & 1)) {
+    return static_cast<i128>(u) - (static_cast<i128>(1) << bits);
+  }
+  return static_cast<i128>(u);
+}
+
+PrimExpr MakeInt(DataType t, i128 v) {
+  if (t.is_bool()) return Bool(v != 0);
+  return IntImm(t, WrapToDType(t, v));
+}
+
+bool IsImpureCall(const PrimExprNode* e) {
+  if (!e->IsInstance<CallNode>()) return false;
+  const auto* call = static_cast<const CallNode*>(e);
+  const auto* op = call->op.as<OpNode>();
+  return !op || op->effect > CallEffectKind::kReadState;
+}
+
+bool IsCmp(ExprKind k) { return k >= ExprKind::kEQ && k <= ExprKind::kGE; }
+bool IsLogical(ExprKind k) {
+  return k == ExprKind::kAnd || k == ExprKind::kOr || k == ExprKind::kNot;
+}
+bool IsIntScalar(DataType t) { return t.is_scalar() && t.is_int_or_uint(); }
+
+// The operands of the node kinds patterns use; returns how many.
+int KidsOf(const PrimExprNode* e, ExprKind k, const PrimExprNode* out[3]) {
+  switch (k) {
+#define TESSEL_X(Name)                                  \
+  case ExprKind::k##Name: {                             \
+    const auto* op = static_cast<const Name##Node*>(e); \
+    out[0] = op->a.get();                               \
+    out[1] = op->b.get();                               \
+    return 2;                                           \
+  }
+    TESSEL_FOR_EACH_BINARY_NODE(TESSEL_X)
+    TESSEL_FOR_EACH_CMP_NODE(TESSEL_X)
+    TESSEL_FOR_EACH_LOGICAL_NODE(TESSEL_X)
+#undef TESSEL_X
+    case ExprKind::kNot:
+      out[0] = static_cast<const NotNode*>(e)->a.get();
+      return 1;
+    case ExprKind::kSelect: {
+      const auto* op = static_cast<const SelectNode*>(e);
+      out[0] = op->condition.get();
+      out[1] = op->true_value.get();
+      out[2] = op->false_value.get();
+      return 3;
+    }
+    default:
+      return 0;
+  }
+}
+
+// Structural equality, with a fast path for the arithmetic nodes.
+bool SameExpr(const PrimExprNode* a, const PrimExprNode* b) {
+  if (a == b) return true;
+  if (a->dtype != b->dtype) return false;
+  ExprKind k = KindOf(a);
+  if (k != KindOf(b)) return false;
+  if (k == ExprKind::kIntImm) {
+    return static_cast<const IntImmNode*>(a)->value == static_cast<const IntImmNode*>(b)->value;
+  }
+  if (k == ExprKind::kVar || k == ExprKind::kSizeVar) return false;
+  const PrimExprNode* ka[3];
+  const PrimExprNode* kb[3];
+  int n = KidsOf(a, k, ka);
+  if (n == 0) {
+    return tvm::ffi::StructuralEqual::Equal(GetRef<PrimExpr>(a), GetRef<PrimExpr>(b));
+  }
+  KidsOf(b, k, kb);
+  for (int i = 0; i < n; ++i) {
+    if (!SameExpr(ka[i], kb[i])) return false;
+  }
+  return true;
+}
+
+PrimExpr MakeNode(ExprKind k, const PrimExpr* kid) {
+  switch (k) {
+#define TESSEL_X(Name)    \
+  case ExprKind::k##Name: \
+    return Name(kid[0], kid[1]);
+    TESSEL_FOR_EACH_BINARY_NODE(TESSEL_X)
+    TESSEL_FOR_EACH_CMP_NODE(TESSEL_X)
+    TESSEL_FOR_EACH_LOGICAL_NODE(TESSEL_X)
+#undef TESSEL_X
+    case ExprKind::kNot:
+      return Not(kid[0]);
+    case ExprKind::kSelect:
+      return Select(kid[0], kid[1], kid[2]);
+    default:
+      TVM_FFI_THROW(InternalError) << "rewrite: cannot build node kind " << static_cast<int>(k);
+  }
+  TVM_FFI_UNREACHABLE();
+}
+
+// The exact value of op(a, b) over integers of dtype t (nullopt: division by zero). Overflow is
+// the caller's business.
+std::optional<i128> ExactOp(ExprKind k, i128 a, i128 b, i128 c = 0) {
+  switch (k) {
+    case ExprKind::kAdd:
+      return a + b;
+    case ExprKind::kSub:
+      return a - b;
+    case ExprKind::kMul:
+      return a * b;
+    case ExprKind::kDiv:
+      if (b == 0) return std::nullopt;
+      return a / b;
+    case ExprKind::kMod:
+      if (b == 0) return std::nullopt;
+      return a % b;
+    case ExprKind::kFloorDiv:
+      if (b == 0) return std::nullopt;
+      return FloorDivI128(a, b);
+    case ExprKind::kFloorMod:
+      if (b == 0) return std::nullopt;
+      return FloorModI128(a, b);
+    case ExprKind::kMin:
+      return a < b ? a : b;
+    case ExprKind::kMax:
+      return a > b ? a : b;
+    case ExprKind::kEQ:
+      return a == b;
+    case ExprKind::kNE:
+      return a != b;
+    case ExprKind::kLT:
+      return a < b;
+    case ExprKind::kLE:
+      return a <= b;
+    case ExprKind::kGT:
+      return a > b;
+    case ExprKind::kGE:
+      return a >= b;
+    case ExprKind::kAnd:
+      return (a != 0) && (b != 0);
+    case ExprKind::kOr:
+      return (a != 0) || (b != 0);
+    case ExprKind::kNot:
+      return a == 0;
+    case ExprKind::kSelect:
+      return a != 0 ? b : c;
+    default:
+      return std::nullopt;
+  }
+}
+
+bool MayOverflow(ExprKind k) {
+  return k == ExprKind::kAdd || k == ExprKind::kSub || k == ExprKind::kMul || k == ExprKind::kDiv ||
+         k == ExprKind::kFloorDiv;
+}
+bool IsDivision(ExprKind k) {
+  return k == ExprKind::kDiv || k == ExprKind::kMod || k == ExprKind::kFloorDiv ||
+         k == ExprKind::kFloorMod;
+}
+
+// A built piece of a rule's result or condition.
+struct Val {
+  PrimExpr expr;  // undefined for a constant
+  i128 c = 0;
+  DataType t;
+  IntInterval iv{0, 0};
+  bool is_const() const { return !expr.defined(); }
+};
+
+class Rewriter : public ExprMutator {
+ public:
+  Rewriter(Analyzer* analyzer, int budget) : analyzer_(analyzer), budget_(budget) {
+    for (const PrimExpr& f : analyzer->facts()) AddFact(f);
+  }
+
+  int steps() const { return steps_; }
+
+  PrimExpr VisitExpr(const PrimExpr& e) final {
+    auto it = done_.find(e.get());
+    if (it != done_.end()) {
+      impure_ = impure_ || it->second.impure;
+      return it->second.result;
+    }
+    bool outer = impure_;
+    impure_ = false;
+    PrimExpr r = ExprMutator::VisitExpr(e);
+    bool here = impure_ || IsImpureCall(r.get());
+    if (!here) r = Post(r);
+    impure_ = outer || here;
+    done_.emplace(e.get(), Done{e, r, here});
+    if (!r.same_as(e)) done_.emplace(r.get(), Done{r, r, here});
+    return r;
+  }
+
+ private:
+  struct Done {
+    PrimExpr key;  // keeps the address alive, so it cannot be reused by another node
+    PrimExpr result;
+    bool impure;
+  };
+  struct Match {
+    const PrimExprNode* hole[kNumHoles] = {};
+  };
+
+  void AddFact(const PrimExpr& f) {
+    if (const auto* a = f.as<AndNode>()) {
+      AddFact(a->a);
+      AddFact(a->b);
+    } else {
+      facts_.push_back(f);
+    }
+  }
+
+  IntInterval Bound(const PrimExprNode* e) {
+    auto it = bounds_.find(e);
+    if (it != bounds_.end()) return it->second.second;
+    PrimExpr ref = GetRef<PrimExpr>(e);
+    IntInterval b = analyzer_->const_int_bound_analyzer().Eval(ref);
+    bounds_.emplace(e, std::make_pair(ref, b));
+    return b;
+  }
+
+  // Rewrites e (whose operands are already rewritten) until no rule applies.
+  PrimExpr Post(PrimExpr e) {
+    while (true) {
+      const PrimExprNode* n = e.get();
+      DataType t = n->dtype;
+      if (!t.is_scalar() || !(t.is_int_or_uint() || t.is_bool())) return e;
+      ExprKind k = KindOf(n);
+      const PrimExprNode* kids[3];
+      int nk = KidsOf(n, k, kids);
+      if (nk == 0) return e;
+      if (IsCmp(k) && !IsIntScalar(kids[0]->dtype)) return e;
+      if (auto folded = Fold(n, k, kids, nk)) return *folded;
+      if (IsCmp(k) || IsLogical(k) || IsDivision(k) || k == ExprKind::kMin || k == ExprKind::kMax ||
+          k == ExprKind::kSelect) {
+        IntInterval b = Bound(n);
+        if (b.is_point() && FitsInDType(t, b.lo)) return MakeInt(t, b.lo);
+        if (t.is_bool()) {
+          for (const PrimExpr& f : facts_) {
+            if (SameExpr(f.get(), n)) return Bool(true);
+          }
+        }
+      }
+      if (steps_ >= budget_) return e;
+      std::optional<PrimExpr> next;
+      for (const CompiledRule* rule : GetRuleTable().by_kind[static_cast<int>(k)]) {
+        next = TryRule(*rule, e);
+        if (next) break;
+      }
+      if (!next) return e;
+      ++steps_;
+      // The result's operands are rewritten holes or fresh nodes: visit them, then this node.
+      e = ExprMutator::VisitExpr(*next);
+    }
+  }
+
+  // All operands constant: the exact value with wrap-around (division by zero stays).
+  std::optional<PrimExpr> Fold(const PrimExprNode* n, ExprKind k, const PrimExprNode** kids,
+                               int nk) {
+    i128 v[3] = {0, 0, 0};
+    for (int i = 0; i < nk; ++i) {
+      const auto* imm =
+          kids[i]->IsInstance<IntImmNode>() ? static_cast<const IntImmNode*>(kids[i]) : nullptr;
+      // A select with a constant condition picks its arm (both are evaluated; dropping one is
+      // fine since only the chosen value is observable).
+      if (k == ExprKind::kSelect && i == 0 && imm) {
+        return GetRef<PrimExpr>(ConstValue(imm) ? kids[1] : kids[2]);
+      }
+      if (!imm) return std::nullopt;
+      v[i] = ConstValue(imm);
+    }
+    auto r = ExactOp(k, v[0], v[1], v[2]);
+    if (!r) return std::nullopt;
+    return MakeInt(n->dtype, Wrap(n->dtype, *r));
+  }
+
+  bool MatchAt(const Pattern& p, int32_t i, const PrimExprNode* e, Match* m) {
+    const PatNode& pn = p[i];
+    if (pn.kind == ExprKind::kVar) {
+      if (IsConstHole(pn.hole)) {
+        if (!e->IsInstance<IntImmNode>() || !e->dtype.is_int_or_uint()) return false;
+      } else if ((pn.hole == kP || pn.hole == kQ) != e->dtype.is_bool() || !e->dtype.is_scalar() ||
+                 !(e->dtype.is_int_or_uint() || e->dtype.is_bool())) {
+        // Rules are integer algebra: a float operand (NaN, rounding) never matches.
+        return false;
+      }
+      const PrimExprNode*& slot = m->hole[pn.hole];
+      if (slot) return SameExpr(slot, e);
+      slot = e;
+      return true;
+    }
+    ExprKind k = KindOf(e);
+    if (pn.kind == ExprKind::kIntImm) {
+      return k == ExprKind::kIntImm && e->dtype.is_bool() == pn.bool_literal &&
+             ConstValue(static_cast<const IntImmNode*>(e)) == pn.value;
+    }
+    if (k != pn.kind) return false;
+    const PrimExprNode* kids[3];
+    int n = KidsOf(e, k, kids);
+    for (int j = 0; j < n; ++j) {
+      if (!MatchAt(p, pn.kid[j], kids[j], m)) return false;
+    }
+    return true;
+  }
+
+  // Every integer operation of the matched expression stays inside its dtype.
+  bool NoOverflowIn(const Pattern& p, int32_t i, const PrimExprNode* e) {
+    const PatNode& pn = p[i];
+    if (pn.kind == ExprKind::kVar || pn.kind == ExprKind::kIntImm) return true;
+    const PrimExprNode* kids[3];
+    int n = KidsOf(e, pn.kind, kids);
+    for (int j = 0; j < n; ++j) {
+      if (!NoOverflowIn(p, pn.kid[j], kids[j])) return false;
+    }
+    if (!MayOverflow(pn.kind)) return true;
+    std::optional<IntInterval> r = OpInterval(pn.kind, Bound(kids[0]), Bound(kids[1]));
+    return !r || FitsIn(*r, e->dtype);
+  }
+
+  // The exact interval of op over operand intervals (nullopt: always a division by zero).
+  static std::optional<IntInterval> OpInterval(ExprKind k, const IntInterval& a,
+                                               const IntInterval& b) {
+    switch (k) {
+      case ExprKind::kAdd:
+        return AddInterval(a, b);
+      case ExprKind::kSub:
+        return SubInterval(a, b);
+      case ExprKind::kMul:
+        return MulInterval(a, b);
+      case ExprKind::kDiv:
+        return TruncDivInterval(a, b);
+      case ExprKind::kMod:
+        return TruncModInterval(a, b);
+      case ExprKind::kFloorDiv:
+        return FloorDivInterval(a, b);
+      case ExprKind::kFloorMod:
+        return FloorModInterval(a, b);
+      case ExprKind::kMin:
+        return MinInterval(a, b);
+      case ExprKind::kMax:
+        return MaxInterval(a, b);
+      default:
+        return IntInterval{0, 1};
+    }
+  }
+
+  DataType HoleType(const Match& m, int hole) { return m.hole[hole]->dtype; }
+
+  // The value of a constant subtree, exact (every step must fit t) or wrapping.
+  bool ConstEval(const Pattern& p, int32_t i, const Match& m, DataType t, bool wrap, i128* out) {
+    const PatNode& pn = p[i];
+    if (pn.kind == ExprKind::kVar) {
+      *out = ConstValue(static_cast<const IntImmNode*>(m.hole[pn.hole]));
+      return true;
+    }
+    if (pn.kind == ExprKind::kIntImm) {
+      if (pn.bool_literal) {
+        *out = pn.value;
+        return true;
+      }
+      if (wrap) {
+        *out = Wrap(t, pn.value);
+        return true;
+      }
+      *out = pn.value;
+      return FitsInDType(t, pn.value);
+    }
+    i128 v[3] = {0, 0, 0};
+    for (int j = 0; j < pn.num_kids; ++j) {
+      if (!ConstEval(p, pn.kid[j], m, t, wrap, &v[j])) return false;
+    }
+    auto r = ExactOp(pn.kind, v[0], v[1], v[2]);
+    if (!r) return false;
+    if (IsCmp(pn.kind) || IsLogical(pn.kind)) {
+      *out = *r;
+      return true;
+    }
+    if (wrap) {
+      *out = Wrap(t, *r);
+      return true;
+    }
+    *out = *r;
+    return FitsInDType(t, *r);
+  }
+
+  static DataType ResultTypeOf(ExprKind k, const PatNode& pn, DataType t) {
+    if (IsCmp(k) || IsLogical(k) || (k == ExprKind::kIntImm && pn.bool_literal)) {
+      return DataType::Bool();
+    }
+    return t;
+  }
+
+  // Builds a subtree of a result or condition; t_hint types literal-only constants.
+  bool Build(const Pattern& p, int32_t i, const Match& m, DataType t_hint, bool wrap, Val* out) {
+    const PatNode& pn = p[i];
+    if (pn.constant) {
+      DataType t = pn.const_hole >= 0 ? HoleType(m, pn.const_hole) : t_hint;
+      if (!ConstEval(p, i, m, t, wrap, &out->c)) return false;
+      out->t = ResultTypeOf(pn.kind, pn, t);
+      out->iv = {out->c, out->c};
+      return true;
+    }
+    if (pn.kind == ExprKind::kVar) {
+      out->expr = GetRef<PrimExpr>(m.hole[pn.hole]);
+      out->t = out->expr.dtype();
+      out->iv = Bound(m.hole[pn.hole]);
+      return true;
+    }
+    Val kid[3];
+    // Non-constant operands first: their dtype types the constant ones.
+    DataType sib = t_hint;
+    bool have_sib = false;
+    for (int j = 0; j < pn.num_kids; ++j) {
+      if (p[pn.kid[j]].constant) continue;
+      if (!Build(p, pn.kid[j], m, t_hint, wrap, &kid[j])) return false;
+      bool operand_typed = pn.kind != ExprKind::kSelect || j > 0;
+      if (!have_sib && operand_typed) {
+        sib = kid[j].t;
+        have_sib = true;
+      }
+    }
+    PrimExpr exprs[3];
+    for (int j = 0; j < pn.num_kids; ++j) {
+      if (p[pn.kid[j]].constant) {
+        bool cond_operand = pn.kind == ExprKind::kSelect && j == 0;
+        DataType want = IsLogical(pn.kind) || cond_operand ? DataType::Bool() : sib;
+        if (!Build(p, pn.kid[j], m, want, wrap, &kid[j])) return false;
+        DataType ct = kid[j].t.is_bool() ? kid[j].t : want;
+        if (!ct.is_bool() && !wrap && !FitsInDType(ct, kid[j].c)) return false;
+        exprs[j] = MakeInt(ct, kid[j].c);
+        kid[j].t = ct;
+      } else {
+        exprs[j] = kid[j].expr;
+      }
+    }
+    ExprKind k = pn.kind;
+    DataType t = kid[0].t;
+    if (k == ExprKind::kSelect) {
+      out->iv = Union(kid[1].iv, kid[2].iv);
+    } else if (IsCmp(k) || IsLogical(k)) {
+      out->iv = {0, 1};
+    } else {
+      if (IsDivision(k) && kid[1].iv.contains(0)) return false;
+      std::optional<IntInterval> r = OpInterval(k, kid[0].iv, kid[1].iv);
+      if (!r) return false;
+      if (MayOverflow(k) && !FitsIn(*r, t)) {
+        if (!wrap) return false;
+        *r = FitOrFull(*r, t);
+      }
+      out->iv = *r;
+    }
+    out->expr = MakeNode(k, exprs);
+    out->t = out->expr.dtype();
+    return true;
+  }
+
+  ProofResult Decide(const PrimExpr& c) {
+    const PrimExprNode* n = c.get();
+    if (const auto* imm = c.as<IntImmNode>()) {
+      return imm->value ? ProofResult::kProved : ProofResult::kDisproved;
+    }
+    if (const auto* op = c.as<NotNode>()) {
+      ProofResult r = Decide(op->a);
+      if (r == ProofResult::kProved) return ProofResult::kDisproved;
+      if (r == ProofResult::kDisproved) return ProofResult::kProved;
+      return r;
+    }
+    if (const auto* op = c.as<AndNode>()) {
+      ProofResult a = Decide(op->a);
+      if (a != ProofResult::kProved) return a;
+      return Decide(op->b);
+    }
+    if (const auto* op = c.as<OrNode>()) {
+      ProofResult a = Decide(op->a);
+      if (a == ProofResult::kProved) return a;
+      ProofResult b = Decide(op->b);
+      if (b == ProofResult::kProved) return b;
+      return a == ProofResult::kDisproved && b == ProofResult::kDisproved ? b
+                                                                          : ProofResult::kUnknown;
+    }
+    for (const PrimExpr& f : facts_) {
+      if (SameExpr(f.get(), n)) return ProofResult::kProved;
+    }
+    IntInterval b = Bound(n);
+    if (b.lo >= 1) return ProofResult::kProved;
+    if (b.hi <= 0) return ProofResult::kDisproved;
+    const EQNode* eq = c.as<EQNode>();
+    const NENode* ne = c.as<NENode>();
+    if (eq || ne) {
+      const PrimExpr& a = eq ? eq->a : ne->a;
+      const PrimExpr& bb = eq ? eq->b : ne->b;
+      if (!IsIntScalar(a.dtype())) return ProofResult::kUnknown;
+      ModularSet ma = analyzer_->ModularSet(a), mb = analyzer_->ModularSet(bb);
+      i128 g = Gcd(static_cast<i128>(ma->coeff), static_cast<i128>(mb->coeff));
+      i128 diff = static_cast<i128>(ma->base) - mb->base;
+      bool differ = g == 0 ? diff != 0 : diff % g != 0;
+      bool same = g == 0 && diff == 0;
+      if (differ) return eq ? ProofResult::kDisproved : ProofResult::kProved;
+      if (same) return eq ? ProofResult::kProved : ProofResult::kDisproved;
+    }
+    return ProofResult::kUnknown;
+  }
+
+  std::optional<PrimExpr> TryRule(const CompiledRule& rule, const PrimExpr& e) {
+    Match m;
+    if (!MatchAt(rule.before, rule.before.root, e.get(), &m)) return std::nullopt;
+    bool wrap = rule.info->wrap;
+    DataType t_hint = e.dtype();
+    if (!IsIntScalar(t_hint)) {
+      for (const PrimExprNode* h : m.hole) {
+        if (h && IsIntScalar(h->dtype)) {
+          t_hint = h->dtype;
+          break;
+        }
+      }
+    }
+    try {
+      if (rule.cond.defined()) {
+        Val c;
+        // Conditions are always evaluated exactly: a step that overflows decides nothing.
+        if (!Build(rule.cond, rule.cond.root, m, t_hint, false, &c)) return std::nullopt;
+        if (c.is_const()) {
+          if (c.c == 0) return std::nullopt;
+        } else if (Decide(c.expr) != ProofResult::kProved) {
+          return std::nullopt;
+        }
+      }
+      if (!wrap && !NoOverflowIn(rule.before, rule.before.root, e.get())) return std::nullopt;
+      Val r;
+      if (!Build(rule.after, rule.after.root, m, e.dtype(), wrap, &r)) return std::nullopt;
+      if (r.is_const()) {
+        if (!e.dtype().is_bool() && !wrap && !FitsInDType(e.dtype(), r.c)) return std::nullopt;
+        return MakeInt(e.dtype(), e.dtype().is_bool() ? r.c : Wrap(e.dtype(), r.c));
+      }
+      if (r.expr.dtype() != e.dtype()) return std::nullopt;
+      return r.expr;
+    } catch (const tvm::ffi::Error&) {
+      // A rule whose result is ill-typed for this match (mixed dtypes) does not apply.
+      return std::nullopt;
+    }
+  }
+
+  Analyzer* analyzer_;
+  int budget_;
+  int steps_ = 0;
+  bool impure_ = false;
+  std::vector<PrimExpr> facts_;
+  std::unordered_map<const Object*, Done> done_;
+  std::unordered_map<const PrimExprNode*, std::pair<PrimExpr, IntInterval>> bounds_;
+};
+
+}  // namespace
+
+RewriteSimplifier::RewriteSimplifier(Analyzer* parent) : parent_(parent) {
+  // Parse the table now, so a malformed rule fails when the first Analyzer is made.
+  GetRuleTable();
+}
+
+RewriteSimplifier::~RewriteSimplifier() = default;
+
+std::unique_ptr<AnalyzerExtension> RewriteSimplifier::Clone(Analyzer* parent) const {
+  auto copy = std::make_unique<RewriteSimplifier>(parent);
+  copy->max_steps_ = max_steps_;
+  return copy;
+}
+
+PrimExpr RewriteSimplifier::Simplify(const PrimExpr& expr) {
+  if (busy_) return expr;
+  busy_ = true;
+  struct Reset {
+    bool* flag;
+    ~Reset() { *flag = false; }
+  } reset{&busy_};
+  Rewriter rewriter(parent_, max_steps_);
+  PrimExpr r = rewriter(expr);
+  last_steps_ = rewriter.steps();
+  return r;
+}
+
+ProofResult RewriteSimplifier::TryProve(const PrimExpr& cond, ProofStrength strength) {
+  if (busy_) return ProofResult::kUnknown;
+  PrimExpr r = Simplify(cond);
+  if (auto v = AsConstInt(r); v && r.as<IntImmNode>()) {
+    return *v ? ProofResult::kProved : ProofResult::kDisproved;
+  }
+  return ProofResult::kUnknown;
+}
+
+TESSEL_REGISTER_ANALYZER_EXTENSION([](Analyzer* parent) -> std::unique_ptr<AnalyzerExtension> {
+  return std::make_unique<RewriteSimplifier>(parent);
+});
+
+}  // namespace arith
+}  // namespace tessel

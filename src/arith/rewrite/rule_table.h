@@ -1,0 +1,79 @@
+// The compiled rule table of the rewrite simplifier: each rule's sides as flat pattern trees,
+// indexed by the root operator, built once from the DSL text of the rules_*.cc files.
+#ifndef TESSEL_SRC_ARITH_REWRITE_RULE_TABLE_H_
+#define TESSEL_SRC_ARITH_REWRITE_RULE_TABLE_H_
+
+#include <tessel/arith/rewrite_simplify.h>
+#include <tessel/ir/functor.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace tessel {
+namespace arith {
+namespace rewrite {
+
+// Holes, in the order of their slots in a match.
+enum Hole : int8_t { kX = 0, kY, kZ, kW, kP, kQ, kC1, kC2, kC3, kNumHoles };
+inline bool IsConstHole(int hole) { return hole >= kC1; }
+
+struct PatNode {
+  // kVar for a hole, kIntImm for a literal, else the operator.
+  ir::ExprKind kind = ir::ExprKind::kUnknown;
+  int8_t hole = -1;
+  // A literal True/False (a bool constant), else an integer literal.
+  bool bool_literal = false;
+  // The subtree holds no expression hole: it is a constant once c1..c3 are known.
+  bool constant = false;
+  // The first constant hole in the subtree (its dtype types the constant), -1 if none.
+  int8_t const_hole = -1;
+  int64_t value = 0;
+  int32_t kid[3] = {-1, -1, -1};
+  int num_kids = 0;
+};
+
+struct Pattern {
+  std::vector<PatNode> nodes;
+  int32_t root = -1;
+  bool defined() const { return root >= 0; }
+  const PatNode& operator[](int32_t i) const { return nodes[i]; }
+};
+
+struct CompiledRule {
+  const RewriteRuleInfo* info;
+  Pattern before, after, cond;
+};
+
+struct RuleTable {
+  std::vector<RewriteRuleInfo> infos;
+  std::vector<CompiledRule> rules;
+  // Rules whose `before` has this root kind, in table order.
+  std::vector<const CompiledRule*> by_kind[static_cast<int>(ir::ExprKind::kUnknown) + 1];
+};
+
+// Built on first use (thread-safe static initialization).
+const RuleTable& GetRuleTable();
+
+// Where a rules_*.cc file keeps its text: line is the line of the opening R"( delimiter, so that
+// line i of text (from 0) is line + i of the file.
+struct RuleSource {
+  const char* file;
+  int line;
+  const char* text;
+};
+
+RuleSource AddRules();
+RuleSource SubRules();
+RuleSource MulRules();
+RuleSource DivRules();
+RuleSource ModRules();
+RuleSource MinMaxRules();
+RuleSource CmpRules();
+RuleSource LogicalRules();
+RuleSource SelectRules();
+
+}  // namespace rewrite
+}  // namespace arith
+}  // namespace tessel
+
+#endif  // TESSEL_SRC_ARITH_REWRITE_RULE_TABLE_H_
