@@ -42,12 +42,15 @@ struct TransitiveComparisonAnalyzer::Graph {
   std::vector<PrimExpr> terms{PrimExpr()};
   std::unordered_map<uint64_t, std::vector<int>> by_hash;
   std::vector<Edge> edges;
+  // `val(u) - val(v) != w`: not paths, but they sharpen a bound that lands exactly on w.
+  std::vector<Edge> ne_edges;
   bool valid = false;
 
   void Clear() {
     terms.assign(1, PrimExpr());
     by_hash.clear();
     edges.clear();
+    ne_edges.clear();
   }
   // The index of term, or -1 (an undefined term is the constant 0).
   int Find(const PrimExpr& term) const {
@@ -165,8 +168,8 @@ void TransitiveComparisonAnalyzer::Collect(const PrimExpr& cond, bool negate,
     Collect(op->b, true, out, used_bounds);
     return;
   }
-  // The comparison as `a rel b` with rel one of <, <=, == after applying negate.
-  enum Rel { kLT, kLE, kEQ, kNone } rel = kNone;
+  // The comparison as `a rel b` with rel one of <, <=, ==, != after applying negate.
+  enum Rel { kLT, kLE, kEQ, kNE, kNone } rel = kNone;
   PrimExpr a, b;
   auto set = [&](const PrimExpr& x, const PrimExpr& y, Rel r, const PrimExpr& nx,
                  const PrimExpr& ny, Rel nr) {
@@ -185,9 +188,9 @@ void TransitiveComparisonAnalyzer::Collect(const PrimExpr& cond, bool negate,
   } else if (const auto* op = cond.as<GENode>()) {
     set(op->b, op->a, kLE, op->a, op->b, kLT);
   } else if (const auto* op = cond.as<EQNode>()) {
-    if (!negate) a = op->a, b = op->b, rel = kEQ;
+    a = op->a, b = op->b, rel = negate ? kNE : kEQ;
   } else if (const auto* op = cond.as<NENode>()) {
-    if (negate) a = op->a, b = op->b, rel = kEQ;
+    a = op->a, b = op->b, rel = negate ? kEQ : kNE;
   }
   if (rel == kNone || !IsScalarInt(a) || !IsScalarInt(b)) return;
   const ConstIntBoundAnalyzer& bounds = parent_->const_int_bound_analyzer();
@@ -200,6 +203,10 @@ void TransitiveComparisonAnalyzer::Collect(const PrimExpr& cond, bool negate,
   if (rel == kLT) out->push_back(MakeFact(ta, ka, tb, kb, -1));
   if (rel == kLE || rel == kEQ) out->push_back(MakeFact(ta, ka, tb, kb, 0));
   if (rel == kEQ) out->push_back(MakeFact(tb, kb, ta, ka, 0));
+  if (rel == kNE) {
+    out->push_back(MakeFact(ta, ka, tb, kb, 0));
+    out->back().not_equal = true;
+  }
 }
 
 std::function<void()> TransitiveComparisonAnalyzer::EnterConstraint(const PrimExpr& constraint) {
@@ -309,7 +316,7 @@ const TransitiveComparisonAnalyzer::Graph& TransitiveComparisonAnalyzer::GetGrap
   for (const Fact& f : facts()) {
     int u = g.Intern(f.lhs), v = g.Intern(f.rhs);
     if (u < 0 || v < 0) continue;  // past kMaxTerms: forgetting a fact is safe
-    g.edges.push_back({u, v, f.offset});
+    (f.not_equal ? g.ne_edges : g.edges).push_back({u, v, f.offset});
   }
   g.valid = true;
   return g;
@@ -364,7 +371,7 @@ ProofResult TransitiveComparisonAnalyzer::DecideCompare(const PrimExpr& cond) {
   }
   if (!IsScalarInt(a) || !IsScalarInt(b)) return ProofResult::kUnknown;
   const Graph& g = GetGraph();
-  if (g.edges.empty()) return ProofResult::kUnknown;
+  if (g.edges.empty() && g.ne_edges.empty()) return ProofResult::kUnknown;
   const ConstIntBoundAnalyzer& bounds = parent_->const_int_bound_analyzer();
   PrimExpr ta, tb;
   i128 ka = 0, kb = 0;
@@ -391,9 +398,26 @@ ProofResult TransitiveComparisonAnalyzer::DecideCompare(const PrimExpr& cond) {
   if (!ShortestPaths(n, edges, ia, &from_a) || !ShortestPaths(n, edges, ib, &from_b)) {
     return ProofResult::kProved;  // contradictory facts: unreachable, every claim holds
   }
+  // Upper bounds of val(ta) - val(tb) and of val(tb) - val(ta); a known `!=` at exactly that
+  // bound lowers it by one. equal_excluded: val(a) == val(b) is ruled out by a `!=` fact.
+  i128 dab = from_a[ib], dba = from_b[ia];
+  bool equal_excluded = false;
+  for (const Graph::Edge& e : g.ne_edges) {
+    i128 w;  // val(ta) - val(tb) != w
+    if (e.u == ia && e.v == ib) {
+      w = e.w;
+    } else if (e.u == ib && e.v == ia) {
+      w = -e.w;
+    } else {
+      continue;
+    }
+    if (dab == w) --dab;
+    if (dba == -w) --dba;
+    if (w == kb - ka) equal_excluded = true;
+  }
   // Upper bounds of val(a) - val(b) and of val(b) - val(a).
-  i128 ab = from_a[ib] == kNoPath ? kNoPath : from_a[ib] + ka - kb;
-  i128 ba = from_b[ia] == kNoPath ? kNoPath : from_b[ia] + kb - ka;
+  i128 ab = dab >= kNoPath ? kNoPath : dab + ka - kb;
+  i128 ba = dba >= kNoPath ? kNoPath : dba + kb - ka;
   bool lt = ab <= -1, le = ab <= 0, gt = ba <= -1, ge = ba <= 0;
   ProofResult r = ProofResult::kUnknown;
   switch (rel) {
@@ -406,7 +430,7 @@ ProofResult TransitiveComparisonAnalyzer::DecideCompare(const PrimExpr& cond) {
     case 2:
     case 3:
       if (le && ge) r = ProofResult::kProved;
-      if (lt || gt) r = ProofResult::kDisproved;
+      if (lt || gt || equal_excluded) r = ProofResult::kDisproved;
       if (rel == 3 && r != ProofResult::kUnknown) {
         r = r == ProofResult::kProved ? ProofResult::kDisproved : ProofResult::kProved;
       }
@@ -471,7 +495,8 @@ class ComparisonFolder : public ExprMutator {
 }  // namespace
 
 PrimExpr TransitiveComparisonAnalyzer::Simplify(const PrimExpr& expr) {
-  if (GetGraph().edges.empty()) return expr;
+  const Graph& g = GetGraph();
+  if (g.edges.empty() && g.ne_edges.empty()) return expr;
   return ComparisonFolder([this](const PrimExpr& e) { return DecideCompare(e); })(expr);
 }
 

@@ -16,6 +16,9 @@
 // those bounds' scopes, and a binding recorded inside a scope that needed a bound for its
 // offsets is dropped when that scope ends.
 //
+// A fact `a != b` is kept too: it does not chain, but sharpens a derived bound that lands
+// exactly on it (`a <= b` and `a != b` give `a < b`) and rules out `a == b`.
+//
 // Sources of facts: constraint scopes (comparisons, `not` of comparisons, conjunctions), value
 // bindings (`var == value`) and range bindings (`min <= var < min + extent`, the end read exactly
 // only when min or extent is constant or `min + extent` provably does not overflow).
@@ -64,6 +67,8 @@ class TransitiveComparisonAnalyzer : public AnalyzerExtension {
     // generation of that binding: a fact of an overridden binding is ignored.
     Var owner;
     uint64_t generation = 0;
+    // `val(lhs) - val(rhs) != offset` instead (from `a != b`, `not (a == b)`).
+    bool not_equal = false;
   };
   // Every fact currently in force (permanent, then scoped, outermost first).
   std::vector<Fact> facts() const;

@@ -85,11 +85,32 @@ TEST(TransitiveComparison, NegatedFactsAndDisjunctions) {
   ConstraintScope s1(&a, !(x >= y) && !(y > z || eq(z, y)));  // x < y, y <= z, z != y
   EXPECT_EQ(Ask(&a, x < z), kProved);
   EXPECT_EQ(Ask(&a, y <= z), kProved);
-  EXPECT_EQ(Ask(&a, y < z), kUnknown);  // would need `!=` facts, which are not kept
+  EXPECT_EQ(Ask(&a, y < z), kProved);  // y <= z and z != y
+  EXPECT_EQ(Ask(&a, eq(y, z)), kDisproved);
   // A disjunction gives no fact.
   Var p("p"), q("q");
   ConstraintScope s2(&a, p < q || q < p);
   EXPECT_EQ(Ask(&a, p < q), kUnknown);
+}
+
+TEST(TransitiveComparison, NotEqualSharpensBounds) {
+  Var i("i"), n("n"), x("x"), y("y");
+  {
+    Analyzer a;
+    a.Bind(i, Range(0, n));
+    ConstraintScope s(&a, ne(i, n - 1));
+    EXPECT_EQ(Ask(&a, i < n - 1), kUnknown);  // n - 1 may wrap for an unbounded n
+  }
+  Analyzer a;
+  a.Bind(i, Range(0, n));
+  ConstraintScope s1(&a, n > 0 && n <= 100);  // so that n - 1 cannot wrap
+  ConstraintScope s2(&a, ne(i, n - 1) && ne(x + 1, y));
+  EXPECT_EQ(Ask(&a, i < n - 1), kProved);
+  EXPECT_EQ(Ask(&a, i + 1 < n), kProved);
+  EXPECT_EQ(Ask(&a, eq(i + 1, n)), kDisproved);
+  // A `!=` alone decides nothing about order.
+  EXPECT_EQ(Ask(&a, x + 1 < y), kUnknown);
+  EXPECT_EQ(Ask(&a, eq(x + 1, y)), kDisproved);
 }
 
 TEST(TransitiveComparison, ConstantsAndBoundsTakePart) {
