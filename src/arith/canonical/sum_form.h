@@ -1,0 +1,127 @@
+// The sum-of-products representation behind the canonical simplifier, valid for one Simplify
+// call: interned atoms, sums of terms over them, their deterministic order, their exact bounds, and
+// the conversion back to IR.
+//
+// Meaning of a Sum of dtype t: its value modulo 2^bits(t) (the ring value), which equals the value
+// of the expression it came from. A coefficient or constant is stored as its representative in the
+// signed range of bits(t) (for unsigned types too: 255 of uint8 is stored as -1). The sum is
+// *exact* when the interval of sum coeff * terms + constant over the mathematical integers fits in
+// t: then the expression's value is that mathematical value, and identities about the value itself
+// (division, remainder, bounds) apply.
+//
+// Atoms have actual values (what the IR computes): a variable, an opaque expression (a load, a
+// call, a min, a division by a non-constant ...), or a split floordiv(floormod(A, upper), lower) of
+// the actual value of a dividend sum A (upper 0 means no floormod; lower divides upper).
+#ifndef TESSEL_SRC_ARITH_CANONICAL_SUM_FORM_H_
+#define TESSEL_SRC_ARITH_CANONICAL_SUM_FORM_H_
+
+#include <tessel/arith/analyzer.h>
+#include <tessel/arith/int_interval.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace tessel {
+namespace arith {
+namespace canonical {
+
+struct Term {
+  int64_t coeff;
+  // Atom ids, in ascending atom order (a product; repeated ids are powers).
+  std::vector<int> atoms;
+};
+
+struct Sum {
+  DataType dtype;
+  // Ascending term order; no zero coefficient, no two terms with the same atoms.
+  std::vector<Term> terms;
+  int64_t constant = 0;
+
+  bool is_const() const { return terms.empty(); }
+};
+
+struct Atom {
+  enum class Kind : uint8_t { kVar = 0, kExpr = 1, kSplit = 2 };
+  Kind kind;
+  DataType dtype;
+  // kVar / kExpr: the expression (its integer children already canonical).
+  PrimExpr expr;
+  // kExpr: false when it holds a call with side effects (never merged with another occurrence).
+  bool pure = true;
+  // kSplit: dividend id (see Context::Dividend), lower >= 1, upper 0 (none) or a multiple of lower.
+  int dividend = -1;
+  int64_t lower = 1;
+  int64_t upper = 0;
+  // Lazily computed: the bound of the atom's actual value, and its IR.
+  std::optional<IntInterval> bound;
+  PrimExpr ir;
+};
+
+// Thrown when a sum grows past CanonicalSimplifier::kMaxTerms; the simplifier then gives up.
+struct TooManyTerms {};
+
+// The signed representative of v modulo 2^bits.
+int64_t Wrap(i128 v, int bits);
+
+class Context {
+ public:
+  explicit Context(Analyzer* analyzer) : analyzer_(analyzer) {}
+
+  Analyzer* analyzer() const { return analyzer_; }
+
+  // Atom ids. Pure atoms are interned: structurally equal expressions get the same id.
+  int VarAtom(const Var& var);
+  int ExprAtom(const PrimExpr& expr, bool pure);
+  // floordiv(floormod(actual value of dividend, upper), lower); upper 0 means none.
+  int SplitAtom(const Sum& dividend, int64_t lower, int64_t upper);
+  const Atom& atom(int id) const { return atoms_[id]; }
+  const Sum& dividend(int id) const { return dividends_[id]; }
+
+  // Sum builders.
+  static Sum Constant(DataType t, i128 value);
+  static Sum OfAtom(DataType t, int atom, int64_t coeff = 1);
+  // acc + scale * other (scale is a ring element).
+  void AddTo(Sum* acc, const Sum& other, i128 scale);
+  void AddTerm(Sum* acc, Term term);
+  Sum Scale(const Sum& s, i128 scale);
+  // a * b, distributed when one side is a constant or a monomial; else nullopt.
+  std::optional<Sum> Multiply(const Sum& a, const Sum& b);
+
+  // Exact interval of an atom's actual value, of a term's and a sum's mathematical value.
+  IntInterval AtomBound(int id);
+  IntInterval TermBound(const Term& term);
+  IntInterval Bound(const Sum& s);
+  // The sum's exact value fits in its dtype (so it is the expression's value).
+  bool Exact(const Sum& s) { return FitsIn(Bound(s), s.dtype); }
+  // The interval of the actual value of an expression whose canonical form is s.
+  IntInterval ActualBound(const Sum& s);
+
+  // Total deterministic orders (negative, 0, positive).
+  int CompareAtoms(int a, int b);
+  int CompareTerms(const Term& a, const Term& b);
+  int CompareSums(const Sum& a, const Sum& b);
+  bool SameSum(const Sum& a, const Sum& b) const;
+
+  PrimExpr ToExpr(const Sum& s);
+  PrimExpr AtomExpr(int id);
+
+ private:
+  int CompareExpr(const PrimExpr& a, const PrimExpr& b);
+  int CompareVars(const ir::VarNode* a, const ir::VarNode* b);
+  int VarOrder(const ir::VarNode* v);
+  PrimExpr TermExpr(const Term& term, int64_t magnitude);
+  int Dividend(const Sum& s);
+
+  Analyzer* analyzer_;
+  std::vector<Atom> atoms_;
+  std::vector<Sum> dividends_;
+  // Variables in the order the orders first met them (ties of equal names).
+  std::vector<const ir::VarNode*> var_order_;
+};
+
+}  // namespace canonical
+}  // namespace arith
+}  // namespace tessel
+
+#endif  // TESSEL_SRC_ARITH_CANONICAL_SUM_FORM_H_
