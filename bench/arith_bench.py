@@ -10,10 +10,10 @@ packages bring different tvm-ffi builds, so they do not share a process) and pri
 
 Method (both sides): per query, one analyzer is set up (variables, bindings, assumption scopes),
 the call is made 3 times to warm up, then timed in 5 batches of ``--reps`` / 5 calls on that same
-analyzer; the query's time is the median batch's mean per call. Reported: median, p99 and mean over the queries. Quality:
-how many simplify results are structurally equal to the corpus's ``want`` form or no bigger
-(``text_size``: names, numbers and operators of the printed form), how many of the
-true conditions are proved, and how many false ones are (wrongly) proved.
+analyzer; the query's time is the median batch's mean per call. Reported: median, p99 and mean
+over the queries. Quality: how many simplify results are structurally equal to the corpus's
+``want`` form or no bigger (``text_size``: names, numbers and operators of the printed form), how
+many of the true conditions are proved, and how many false ones are (wrongly) proved.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ KIND is `simplify` or `prove`. EXPR is in the text format's expression syntax. F
     bind NAME=LO:HI    NAME ranges over [LO, HI)
     bind NAME=VALUE    NAME equals VALUE
     assume COND        COND holds (a constraint scope around the query)
-    want EXPR          (simplify) the simplest form we know; a result structurally equal to it counts
+    want EXPR          (simplify) the simplest form we know; a result structurally equal to it,
+                       or no bigger, counts
     expect true|false  (prove) whether COND really holds for every allowed value: a complete
                        analyzer proves every `true` one, and proving a `false` one is unsound
 """
@@ -88,8 +89,8 @@ def simplify_queries() -> list[str]:
                          f"want T.Broadcast(i, {lanes})"))
             out.append(q("simplify", f"T.Ramp(i * {t}, 1, {lanes}) % {bt}", f"bind i=0:64",
                          f"want T.Ramp(0, 1, {lanes})"))
-            out.append(q("simplify", f"T.Ramp(i * {t} + {lanes}, 1, {lanes}) - T.Broadcast(i * {t}, {lanes})",
-                         f"bind i=0:64", f"want T.Ramp({lanes}, 1, {lanes})"))
+            diff = f"T.Ramp(i * {t} + {lanes}, 1, {lanes}) - T.Broadcast(i * {t}, {lanes})"
+            out.append(q("simplify", diff, "bind i=0:64", f"want T.Ramp({lanes}, 1, {lanes})"))
     # XOR swizzles of shared-memory layouts.
     for w in (4, 8):
         for g in (8, 16):

@@ -275,7 +275,8 @@ class Analyzer:
         if isinstance(expr, Range):
             value: Any = expr
         else:
-            value = _expr(expr, f"bind {var.name_hint}", var.dtype if isinstance(expr, int) else None)
+            dtype = var.dtype if isinstance(expr, int) else None
+            value = _expr(expr, f"bind {var.name_hint}", dtype)
         self._handle.bind(var, value, bool(allow_override))
 
     def update(self, var: Var, info: Any, override: bool = False) -> None:
