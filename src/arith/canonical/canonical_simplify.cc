@@ -163,15 +163,22 @@ class Canonicalizer : public ExprMutator {
     Sum q, r;
     SplitMultiples(a, *c, &q, &r);
     q.constant = Wrap(FloorDivI128(a.constant, *c), t.bits());
-    r.constant = Wrap(FloorModI128(a.constant, *c), t.bits());
-    // r // c is computed from r's wrapped value: r itself must be exact too.
-    if (!ctx_.Exact(r)) return Context::OfAtom(t, ctx_.SplitAtom(a, *c, 0));
+    i128 rc = FloorModI128(a.constant, *c);
+    r.constant = Wrap(rc, t.bits());
+    // r // c is computed from r's wrapped value: r itself must be exact too, and its constant
+    // (in [0, c)) must be stored as itself, not as a representative 2^bits away.
+    if (r.constant != rc || !ctx_.Exact(r)) return Context::OfAtom(t, ctx_.SplitAtom(a, *c, 0));
     i128 d = ReduceByGcd(&r, *c);
     IntInterval rb = ctx_.Bound(r);
     if (rb.is_empty()) return a;  // unreachable under the facts: any value will do
     i128 lo_q = FloorDivI128(rb.lo, d), hi_q = FloorDivI128(rb.hi, d);
     if (lo_q == hi_q) {
       q.constant = Wrap(static_cast<i128>(q.constant) + lo_q, t.bits());
+      return q;
+    }
+    if (std::optional<LowSplit> low = SplitLow(r, d)) {
+      // (g * h + l) // (g * e) == h // e for l in [0, g).
+      ctx_.AddTo(&q, FloorDivide(low->high, Context::Constant(t, d / low->g)), 1);
       return q;
     }
     int atom = -1;
@@ -200,8 +207,11 @@ class Canonicalizer : public ExprMutator {
     if (!exact && !pow2) return Context::OfAtom(t, ctx_.SplitAtom(a, 1, static_cast<int64_t>(*c)));
     Sum q, r;
     SplitMultiples(a, *c, &q, &r);
-    r.constant = Wrap(FloorModI128(a.constant, *c), t.bits());
-    if (!ctx_.Exact(r)) {
+    i128 rc = FloorModI128(a.constant, *c);
+    r.constant = Wrap(rc, t.bits());
+    // Stored 2^bits away (a uint constant past the signed range), r's value is congruent to a
+    // modulo c only when c is a power of two: then only the remainder below applies.
+    if (r.constant != rc || !ctx_.Exact(r)) {
       // r's wrapped value is congruent to a modulo c exactly when c is a power of two.
       return Context::OfAtom(t, ctx_.SplitAtom(pow2 ? r : a, 1, static_cast<int64_t>(*c)));
     }
@@ -216,6 +226,13 @@ class Canonicalizer : public ExprMutator {
       Sum s = ctx_.Scale(r, g);
       s.constant = Wrap(static_cast<i128>(s.constant) - g * k * d, t.bits());
       return s;
+    }
+    if (std::optional<LowSplit> low = SplitLow(r, d)) {
+      // (G * h + l) % (G * e) == G * (h % e) + l for l in [0, G); times the gcd g.
+      Sum m = ctx_.Scale(FloorModulo(low->high, Context::Constant(t, d / low->g)), low->g);
+      ctx_.AddTo(&m, low->low, 1);
+      Fuse(&m);
+      return ctx_.Scale(m, g);
     }
     int atom = -1;
     if (const Atom* s = SingleSplit(r)) {
@@ -250,6 +267,35 @@ class Canonicalizer : public ExprMutator {
     for (Term& term : r->terms) term.coeff = static_cast<int64_t>(term.coeff / g);
     r->constant = static_cast<int64_t>(r->constant / g);
     return c / g;
+  }
+
+  struct LowSplit {
+    i128 g;
+    Sum high;  // exact
+    Sum low;   // within [0, g)
+  };
+  // r (exact) as g * high + low with g > 1 dividing d and low's bound within [0, g): the part
+  // below g cannot carry into a quotient by d. g is tried from the terms' coefficients in order.
+  std::optional<LowSplit> SplitLow(const Sum& r, i128 d) {
+    for (const Term& candidate : r.terms) {
+      i128 g = candidate.coeff < 0 ? -static_cast<i128>(candidate.coeff) : candidate.coeff;
+      if (g <= 1 || d % g != 0) continue;
+      LowSplit out{g, Sum(), Sum()};
+      out.high.dtype = out.low.dtype = r.dtype;
+      for (const Term& term : r.terms) {
+        if (term.coeff % g == 0) {
+          out.high.terms.push_back(Term{static_cast<int64_t>(term.coeff / g), term.atoms});
+        } else {
+          out.low.terms.push_back(term);
+        }
+      }
+      out.high.constant = static_cast<int64_t>(FloorDivI128(r.constant, g));
+      out.low.constant = static_cast<int64_t>(FloorModI128(r.constant, g));
+      IntInterval lb = ctx_.Bound(out.low);
+      if (lb.lo < 0 || lb.hi >= g || !ctx_.Exact(out.high)) continue;
+      return out;
+    }
+    return std::nullopt;
   }
 
   // The split atom when s is exactly one split atom (coefficient 1, no constant).

@@ -110,6 +110,15 @@ TEST_F(CanonicalTest, TilingSplitFuse) {
   ExpectCanonical(FM(fused, 4), j);
   ExpectCanonical(FM(FD(fused, 2), 2), FD(j, 2));
   ExpectCanonical(Add(Mul(FD(fused, 2), C(i, 2)), FM(fused, 2)), Add(Mul(i, C(i, 4)), j));
+  // A low part below a factor of the divisor cannot carry: (j * 4 + k) // 16 == j // 4.
+  Var k("k");
+  analyzer_.Bind(k, Range(0, 4));
+  analyzer_.Bind(z, Range(0, 16));
+  PrimExpr idx = Add(Add(Mul(i, C(i, 64)), Mul(z, C(i, 4))), k);
+  ExpectCanonical(FM(idx, 16), Add(k, Mul(FM(z, 4), C(z, 4))));
+  ExpectCanonical(FD(idx, 16), Add(Mul(i, C(i, 4)), FD(z, 4)));
+  ExpectCanonical(Add(Mul(FD(idx, 16), C(i, 16)), FM(idx, 16)),
+                  Add(Add(Mul(i, C(i, 64)), k), Mul(z, C(i, 4))));
 }
 
 TEST_F(CanonicalTest, FloorDivOfSums) {
@@ -120,8 +129,10 @@ TEST_F(CanonicalTest, FloorDivOfSums) {
   ExpectCanonical(FM(Add(Mul(x, C(x, 8)), y), 8), FM(y, 8));
   ExpectCanonical(FD(Add(Mul(x, C(x, 8)), C(x, 9)), 8), Add(x, C(x, 1)));
   ExpectCanonical(FM(Add(Mul(x, C(x, 8)), C(x, 9)), 8), C(x, 1));
-  // Common factors: (4 * y + 2) // 8 == (2 * y + 1) // 4, (4 * y) % 8 == y % 2 * 4.
-  ExpectCanonical(FD(Add(Mul(y, C(y, 4)), C(y, 2)), 8), FD(Add(Mul(y, C(y, 2)), C(y, 1)), 4));
+  // Common factors: (4 * y + 6) // 8 == (2 * y + 3) // 4 == (y + 1) // 2, (4 * y) % 8 == y % 2 * 4;
+  // a part below a factor of the divisor cannot carry: (4 * y + 2) // 8 == y // 2.
+  ExpectCanonical(FD(Add(Mul(y, C(y, 4)), C(y, 2)), 8), FD(y, 2));
+  ExpectCanonical(FD(Add(Mul(y, C(y, 4)), C(y, 6)), 8), FD(Add(y, C(y, 1)), 2));
   ExpectCanonical(FM(Mul(y, C(y, 4)), 8), Mul(FM(y, 2), C(y, 4)));
   // Nested divisions collapse; remainders of remainders too.
   ExpectCanonical(FD(FD(x, 4), 8), FD(x, 32));
@@ -264,6 +275,23 @@ TEST_F(CanonicalRegression, SaturatedTermBoundsDoNotCancel) {
   analyzer_.Bind(j, Range(I64(4204664354388725442LL), I64(5000980478854131630LL)));
   PrimExpr e = Mod(Add(Mul(k, FloorMod(k, I64(32))), j), I64(8));
   ExpectSameValue(e, {{k.get(), 9223372036854775799LL}, {j.get(), 5506534122113503566LL}});
+}
+
+TEST_F(CanonicalRegression, UnsignedRemainderConstantPastSignedRange) {
+  // truncmod(y - 2, 136) for uint8 y in [241, 252]: the remainder's constant 134 was stored as
+  // -122 (its int8 representative), which is not congruent modulo 136.
+  Var y8("y", DataType::UInt(8));
+  PrimExpr u8_2 = IntImm(DataType::UInt(8), 2), u8_136 = IntImm(DataType::UInt(8), 136);
+  ConstraintScope scope(&analyzer_, And(LE(IntImm(DataType::UInt(8), 241), y8),
+                                        LE(y8, IntImm(DataType::UInt(8), 252))));
+  ExpectSameValue(Mod(Sub(y8, u8_2), u8_136), {{y8.get(), 241}});
+  ExpectSameValue(FloorDiv(Sub(y8, u8_2), u8_136), {{y8.get(), 250}});
+  // The uint32 case the fuzzer found: (j - 1) % 2952790016 // 22.
+  Var j("j", DataType::UInt(32));
+  auto U32 = [](int64_t v) { return IntImm(DataType::UInt(32), v); };
+  analyzer_.Bind(j, Range(U32(2999551600LL), U32(299852077)));
+  ExpectSameValue(FloorDiv(FloorMod(Sub(j, U32(1)), U32(2952790016LL)), U32(22)),
+                  {{j.get(), 3147208667LL}});
 }
 
 }  // namespace
