@@ -195,8 +195,40 @@ bool Analyzer::CanProve(const PrimExpr& cond, ProofStrength strength) {
     TVM_FFI_THROW(TypeError) << "CanProve: condition must be bool, got " << cond.dtype();
   }
   if (Decide(cond) == ProofResult::kProved) return true;
+  using Stage = AnalyzerExtension::Stage;
+  auto try_cheap_extensions = [&](const PrimExpr& c) {
+    for (auto& ext : extensions_) {
+      if (ext->stage() == Stage::kProver) break;
+      if (ext->TryProve(c, strength) == ProofResult::kProved) return true;
+    }
+    return false;
+  };
+  if (try_cheap_extensions(cond)) return true;
+  // Simplifying can decide what the parts could not (a canonical form turns
+  // `(bx * 64 + tx) // 64 == bx` into true). Simplification may itself ask CanProve; the guard
+  // keeps that inner question to the methods above, so the recursion is one level deep.
+  PrimExpr target = cond;
+  if (!in_prove_simplify_) {
+    in_prove_simplify_ = true;
+    PrimExpr simplified;
+    try {
+      simplified = Simplify(cond);
+    } catch (...) {
+      in_prove_simplify_ = false;
+      throw;
+    }
+    in_prove_simplify_ = false;
+    if (auto v = AsConstInt(simplified)) return *v != 0;
+    if (!simplified.same_as(cond)) {
+      if (Decide(simplified) == ProofResult::kProved) return true;
+      if (try_cheap_extensions(simplified)) return true;
+      target = simplified;
+    }
+  }
+  // The last resort (the Z3 prover), only after every cheap method failed.
   for (auto& ext : extensions_) {
-    if (ext->TryProve(cond, strength) == ProofResult::kProved) return true;
+    if (ext->stage() != Stage::kProver) continue;
+    if (ext->TryProve(target, strength) == ProofResult::kProved) return true;
   }
   return false;
 }

@@ -143,6 +143,8 @@ class Analyzer {
   tvm::ffi::Map<Var, tvm::ffi::ObjectRef> bindings_;
   std::vector<PrimExpr> facts_;
   std::vector<std::unique_ptr<AnalyzerExtension>> extensions_;
+  // Set while CanProve simplifies its condition, so nested CanProve calls skip that step.
+  bool in_prove_simplify_ = false;
 };
 
 // RAII constraint scope: `ConstraintScope scope(&analyzer, x < 10);` makes `x < 10` a fact until

@@ -3,6 +3,8 @@
 #include <tessel/ir/ops.h>
 #include <tvm/ffi/extra/structural_equal.h>
 
+#include <algorithm>
+
 namespace tessel {
 namespace {
 
@@ -193,7 +195,12 @@ TEST(Analyzer, ExtensionsRunAfterBuiltinsInStageOrder) {
   EXPECT_EQ(log, (std::vector<std::string>{"rewrite"}));
   log.clear();
   EXPECT_FALSE(a.CanProve(y < x));
-  EXPECT_EQ(log, (std::vector<std::string>{"rewrite", "prover"}));
+  // The cheap stages may be asked again about the simplified condition; the prover is asked
+  // exactly once, last.
+  ASSERT_GE(log.size(), 2u);
+  EXPECT_EQ(log.front(), "rewrite");
+  EXPECT_EQ(log.back(), "prover");
+  EXPECT_EQ(std::count(log.begin(), log.end(), "prover"), 1);
   log.clear();
   EXPECT_TRUE(a.CanProve(Bool(true)));  // decided by the built-ins: no extension asked
   EXPECT_TRUE(log.empty());
