@@ -4,7 +4,7 @@
 
 @T.prim_func
 def allocate_decl_buffer(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), use_tmp: T.bool):
-    T.func_attr({"global_symbol": "allocate_decl_buffer"})
+    T.func_attr({"global_symbol": "allocate_decl_buffer", "tessel.free_vars": ["smem"]})
     smem = T.handle("float32", "shared")
     tmp_data = T.allocate([128], "float32", "global")
     tmp = T.decl_buffer((128,), "float32", data=tmp_data)

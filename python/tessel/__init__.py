@@ -5,8 +5,8 @@ registers its IR node types with tvm-ffi.
 """
 
 from . import _lib
-from . import arith, ir
+from . import arith, ir, transform
 from .text import as_text, parse, parse_expr
 
 __version__ = "0.1.0"
-__all__ = ["arith", "ir", "parse", "parse_expr", "as_text", "__version__"]
+__all__ = ["arith", "ir", "transform", "parse", "parse_expr", "as_text", "__version__"]
