@@ -188,10 +188,14 @@ class Checker : public StmtExprVisitor {
 
   void VisitStmt_(const AttrStmtNode* op) override {
     VisitExpr(op->value);
-    // A null node (None in the text) converts to a null Var: test the pointer.
-    const VarNode* node = op->node.as<VarNode>();
+    // A null node (None in the text) converts to a null Var: test the pointer. An IterVar node
+    // (TVM's spelling of a thread axis) stands for its variable.
     std::optional<Var> var;
-    if (node != nullptr) var = GetRef<Var>(node);
+    if (const auto* v = op->node.as<VarNode>()) {
+      var = GetRef<Var>(v);
+    } else if (const auto* iv = op->node.as<IterVarNode>()) {
+      var = iv->var;
+    }
     bool binds = var && (op->attr_key == "thread_extent" || op->attr_key == "virtual_thread");
     if (binds) {
       Bind(*var, BindKind::kThread, GetRef<ObjectRef>(op));

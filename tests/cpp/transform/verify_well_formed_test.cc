@@ -222,6 +222,17 @@ TEST(VerifyWellFormed, ThreadVariableLaunchedTwiceSideBySideIsAllowedNotNested) 
   ExpectOneError(p.Func(launch(launch(p.Store(tx)))), "rebound_var", "already in scope");
 }
 
+TEST(VerifyWellFormed, ThreadAxisGivenAsAnIterVarBindsItsVariable) {
+  OneBuffer p;
+  Var tx("threadIdx_x");
+  IterVar axis(tx, Range(Int32(0), Int32(16)), IterVarType::kDataPar);
+  EXPECT_TRUE(
+      VerifyWellFormed(p.Func(AttrStmt(axis, "thread_extent", Int32(16), p.Store(tx)))).empty());
+  // Any other attribute on a variable is a use of it.
+  ExpectOneError(p.Func(AttrStmt(tx, "pragma_unroll", Int32(1), p.Store(0))), "free_var",
+                 "'threadIdx_x'");
+}
+
 // ---- vector_index ----
 
 TEST(VerifyWellFormed, VectorIndexBeforeTheLast) {
