@@ -32,6 +32,7 @@ __all__ = [
     "ProofStrength",
     "Range",
     "eval_set",
+    "z3_available",
 ]
 
 _STRENGTHS = ("default", "symbolic_bound")
@@ -299,6 +300,41 @@ class Analyzer:
         """A deep copy: bindings, facts (a clone made inside a scope keeps that scope's facts for
         good) and every extension's state. The two analyzers are independent afterwards."""
         return Analyzer(self._handle.clone())
+
+    # ---- the Z3 prover (docs/arith.md, "The Z3 prover") ----
+    def get_smtlib2(self, cond: Any) -> str:
+        """A self-contained SMT-LIB2 script for ``cond`` under this analyzer's bindings and facts
+        (the negated condition is asserted last: ``unsat`` means it holds). ValueError in a build
+        without Z3."""
+        return str(ffi_func("tessel.arith.Z3GetSMTLIB2")(self._handle, _expr(cond, "get_smtlib2")))
+
+    def z3_stats(self) -> dict:
+        """``queries``, ``cache_hits``, ``proved``, ``refuted``, ``unknown`` and ``seconds`` of
+        this analyzer's Z3 prover."""
+        return dict(ffi_func("tessel.arith.Z3Stats")(self._handle))
+
+    def set_z3_rlimit(self, rlimit: int) -> None:
+        """The deterministic Z3 resource limit of each later query (a positive int)."""
+        if isinstance(rlimit, bool) or not isinstance(rlimit, int):
+            raise TypeError(f"set_z3_rlimit: expected an int, got {type(rlimit).__name__}")
+        ffi_func("tessel.arith.Z3SetRLimit")(self._handle, _int64(rlimit, "set_z3_rlimit"))
+
+    def z3_rlimit(self) -> int:
+        return int(ffi_func("tessel.arith.Z3RLimit")(self._handle))
+
+    def z3_counterexample(self, cond: Any) -> Optional[dict]:
+        """``{Var: int}`` that makes ``cond`` false while the bindings and facts hold, when Z3
+        refutes ``cond``; else None (proved, unknown, or a build without Z3)."""
+        cx = ffi_func("tessel.arith.Z3Counterexample")(self._handle,
+                                                       _expr(cond, "z3_counterexample"))
+        if cx is None:
+            return None
+        return {pair[0]: int(str(pair[1])) for pair in cx}
+
+
+def z3_available() -> bool:
+    """Whether this build of tessel has the Z3 prover."""
+    return bool(ffi_func("tessel.arith.Z3Available")())
 
 
 def _int64(v: Any, what: str) -> int:

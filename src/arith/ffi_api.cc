@@ -1,6 +1,7 @@
 // The arith layer's face to Python through tvm-ffi: result objects with reflected fields, and an
 // Analyzer object ("tessel.arith.Analyzer") whose methods mirror tvm.arith.Analyzer.
 #include <tessel/arith/analyzer.h>
+#include <tessel/arith/z3_prover.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 
@@ -145,6 +146,70 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            })
       .def("tessel.arith.IntSetFromRange", [](Range r) { return IntSet::FromRange(r); })
       .def("tessel.arith.IntSetIsSinglePoint", [](IntSet s) { return s->IsSinglePoint(); });
+}
+
+// ---- The Z3 prover (issue 4, z3_prover.h): global functions over an Analyzer handle ----
+namespace {
+
+Z3Prover& Z3Of(const ObjectRef& handle, const char* where) {
+  const auto* obj = handle.as<AnalyzerObj>();
+  if (!obj) {
+    TVM_FFI_THROW(TypeError) << where << ": expected a tessel.arith.Analyzer, got "
+                             << handle.GetTypeKey();
+  }
+  Z3Prover* prover = GetZ3Prover(*obj->analyzer);
+  if (!prover) TVM_FFI_THROW(ValueError) << where << ": this analyzer has no Z3 prover";
+  return *prover;
+}
+
+std::string I128Text(i128 v) {
+  bool neg = v < 0;
+  unsigned __int128 u =
+      neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u);
+  return neg ? "-" + s : s;
+}
+
+}  // namespace
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  refl::GlobalDef()
+      .def("tessel.arith.Z3Available", []() { return Z3Prover::Available(); })
+      .def("tessel.arith.Z3GetSMTLIB2",
+           [](ObjectRef a, PrimExpr cond) {
+             return tvm::ffi::String(Z3Of(a, "Analyzer.get_smtlib2").GetSMTLIB2(cond));
+           })
+      .def("tessel.arith.Z3SetRLimit",
+           [](ObjectRef a, int64_t n) { Z3Of(a, "Analyzer.set_z3_rlimit").set_rlimit(n); })
+      .def("tessel.arith.Z3RLimit",
+           [](ObjectRef a) { return Z3Of(a, "Analyzer.z3_rlimit").rlimit(); })
+      .def("tessel.arith.Z3Stats",
+           [](ObjectRef a) {
+             Z3Stats s = Z3Of(a, "Analyzer.z3_stats").stats();
+             Map<tvm::ffi::String, Any> out;
+             out.Set("queries", s.queries);
+             out.Set("cache_hits", s.cache_hits);
+             out.Set("proved", s.proved);
+             out.Set("refuted", s.refuted);
+             out.Set("unknown", s.unknown);
+             out.Set("seconds", s.seconds);
+             return out;
+           })
+      // [[var, value as decimal text], ...] in the prover's order, or None when not refuted.
+      .def("tessel.arith.Z3Counterexample",
+           [](ObjectRef a, PrimExpr cond) -> tvm::ffi::Optional<tvm::ffi::Array<Any>> {
+             auto cx = Z3Of(a, "Analyzer.z3_counterexample").Counterexample(cond);
+             if (!cx) return std::nullopt;
+             tvm::ffi::Array<Any> out;
+             for (const auto& [var, value] : *cx) {
+               out.push_back(tvm::ffi::Array<Any>{var, tvm::ffi::String(I128Text(value))});
+             }
+             return out;
+           });
 }
 
 }  // namespace arith

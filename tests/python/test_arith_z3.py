@@ -1,0 +1,50 @@
+"""The Z3 prover from Python: counterexamples, SMT-LIB2, stats and the rlimit (docs/arith.md)."""
+
+import pytest
+
+from tessel import arith, ir
+
+needs_z3 = pytest.mark.skipif(not arith.z3_available(), reason="built without Z3")
+
+
+def _bound():
+    x, y = ir.Var("x"), ir.Var("y")
+    a = arith.Analyzer()
+    a.bind(x, ir.Range(0, 32))
+    a.bind(y, ir.Range(0, 8))
+    return a, x, y
+
+
+@needs_z3
+def test_counterexample_and_stats():
+    a, x, y = _bound()
+    cond = x * 4 + y < 128
+    assert not a.can_prove(cond)
+    cx = a.z3_counterexample(cond)
+    assert [(v.name_hint, n) for v, n in cx.items()] == [("x", 31), ("y", 4)]
+    assert a.z3_counterexample(x * 4 + y < 132) is None  # proved
+    s = a.z3_stats()
+    assert s["queries"] >= 2 and s["refuted"] >= 1 and s["seconds"] > 0
+
+
+@needs_z3
+def test_smtlib2_and_rlimit():
+    a, x, y = _bound()
+    text = a.get_smtlib2(x * y < 300)
+    assert "(check-sat)" in text and "declare-fun x" in text
+    a.set_z3_rlimit(1234)
+    assert a.z3_rlimit() == 1234
+    assert a.clone().z3_rlimit() == 1234
+    with pytest.raises(ValueError):
+        a.set_z3_rlimit(0)
+    with pytest.raises(TypeError):
+        a.set_z3_rlimit("10")
+
+
+def test_off_build_answers_unknown():
+    if arith.z3_available():
+        pytest.skip("built with Z3")
+    a, x, y = _bound()
+    assert a.z3_counterexample(x * 4 + y < 128) is None
+    with pytest.raises(ValueError):
+        a.get_smtlib2(x < 3)
