@@ -48,3 +48,13 @@ def test_off_build_answers_unknown():
     assert a.z3_counterexample(x * 4 + y < 128) is None
     with pytest.raises(ValueError):
         a.get_smtlib2(x < 3)
+
+
+@needs_z3
+def test_cli_prints_the_counterexample(cli):
+    import subprocess
+
+    r = subprocess.run([str(cli), "prove", "x * 4 + y < 128", "--bind", "x=0:32", "--bind",
+                        "y=0:8"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    assert r.stdout == "not proved: counterexample x = 31, y = 4\n", r.stderr

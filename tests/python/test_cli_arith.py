@@ -48,12 +48,12 @@ def test_prove(cli):
     r = run(cli, "prove", "i * 4 + j < 64", "--bind", "i=0:16", "--bind", "j=0:4")
     assert r.returncode == 0 and r.stdout == "proved\n"
     r = run(cli, "prove", "i * 4 + j < 63", "--bind", "i=0:16", "--bind", "j=0:4")
-    assert r.returncode == 1 and r.stdout == "not proved\n"
+    assert r.returncode == 1 and r.stdout.startswith("not proved")
 
 
 def test_prove_is_sound_under_wraparound(cli):
     r = run(cli, "prove", "x + 1 > x")
-    assert r.returncode == 1 and r.stdout == "not proved\n"
+    assert r.returncode == 1 and r.stdout.startswith("not proved")
 
 
 def test_prove_with_assumptions(cli):
@@ -68,7 +68,7 @@ def test_prove_symbolic_bind_and_strength(cli):
     r = run(cli, "prove", "i < 16", "--bind", "n=16", "--bind", "i=0:n")
     assert r.returncode == 0 and r.stdout == "proved\n", r.stderr
     r = run(cli, "prove", "i < 15", "--bind", "n=16", "--bind", "i=0:n")
-    assert r.returncode == 1 and r.stdout == "not proved\n", r.stderr
+    assert r.returncode == 1 and r.stdout.startswith("not proved"), r.stderr
     r = run(cli, "prove", "i < 16", "--bind", "n=16", "--bind", "i=0:n", "--strength",
             "symbolic_bound")
     assert r.returncode == 0
