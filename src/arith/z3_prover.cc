@@ -38,7 +38,7 @@ namespace {
 // questions; memory stays bounded).
 constexpr size_t kMaxCacheEntries = 8192;
 
-std::string I128ToString(i128 v) {
+[[maybe_unused]] std::string I128ToString(i128 v) {
   if (v == 0) return "0";
   bool neg = v < 0;
   unsigned __int128 u =
