@@ -376,6 +376,16 @@ PrimExpr Analyzer::CanonicalSimplify(const PrimExpr& expr) {
   return SimplifyWithStage(expr, AnalyzerExtension::Stage::kCanonical);
 }
 
+bool Analyzer::RemoveExtension(const std::string& name) {
+  for (auto it = extensions_.begin(); it != extensions_.end(); ++it) {
+    if (name == (*it)->name()) {
+      extensions_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
 AnalyzerExtension* Analyzer::FindExtension(const std::string& name) const {
   for (const auto& ext : extensions_) {
     if (name == ext->name()) return ext.get();

@@ -114,6 +114,9 @@ class Analyzer {
   PrimExpr CanonicalSimplify(const PrimExpr& expr);
   // The extension with this name(), or null.
   AnalyzerExtension* FindExtension(const std::string& name) const;
+  // Removes the extension with this name() (e.g. "z3" where a caller wants only the cheap
+  // methods); false when there is none.
+  bool RemoveExtension(const std::string& name);
 
   // Adds an extension; extensions are consulted in Stage order (then in order of addition).
   void AddExtension(std::unique_ptr<AnalyzerExtension> extension);

@@ -159,6 +159,8 @@ struct VarRange {
   i128 lo, hi;
 };
 
+constexpr int64_t kZ3Every = 20;
+
 TEST(CanonicalFuzz, Soundness) {
   const int64_t iters = EnvInt("TESSEL_FUZZ_ITERS", 20000);
   const uint64_t seed = static_cast<uint64_t>(EnvInt("TESSEL_FUZZ_SEED", 20240602));
@@ -167,6 +169,9 @@ TEST(CanonicalFuzz, Soundness) {
   int64_t checked_points = 0, changed = 0;
   for (int64_t iter = 0; iter < iters && failures < 10; ++iter) {
     Analyzer analyzer;
+    // Z3 is in the loop for one expression in kZ3Every; the rest check the cheap methods alone,
+    // which keeps the default run fast (a failed proof costs milliseconds in Z3).
+    if (iter % kZ3Every != 0) analyzer.RemoveExtension("z3");
     std::vector<std::unique_ptr<ConstraintScope>> scopes;
     std::vector<PrimExpr> facts;
     std::unordered_map<const VarNode*, VarRange> ranges;

@@ -37,7 +37,11 @@ struct VarInfo {
 
 class Case {
  public:
-  explicit Case(uint64_t seed) : rng_(seed) {}
+  // Z3 answers one case in 20; the rest check the cheap methods alone (a failed proof costs
+  // milliseconds in Z3).
+  explicit Case(uint64_t seed) : rng_(seed) {
+    if (seed % 20 != 0) analyzer_.RemoveExtension("z3");
+  }
 
   int64_t Pick(int64_t n) { return static_cast<int64_t>(rng_() % static_cast<uint64_t>(n)); }
   i128 Uniform(i128 lo, i128 hi) {
