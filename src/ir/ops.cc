@@ -348,7 +348,9 @@ PrimExpr shift_left(PrimExpr a, PrimExpr b) {
   const auto* x = AsInt(a);
   const auto* y = AsInt(b);
   if (x && y && y->value >= 0 && y->value < a.dtype().bits()) {
-    return IntResult(a.dtype(), static_cast<i128>(x->value) << y->value);
+    // Shift the bit pattern unsigned: shifting a negative signed value is undefined in C++17.
+    unsigned __int128 bits = static_cast<unsigned __int128>(static_cast<i128>(x->value));
+    return IntResult(a.dtype(), static_cast<i128>(bits << y->value));
   }
   return Call(a.dtype(), builtin::shift_left(), {a, b});
 }

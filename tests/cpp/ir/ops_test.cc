@@ -141,7 +141,8 @@ TEST(Ops, CastFolding) {
   ExpectInt(cast(i8, 300), i8, 44);
   ExpectInt(cast(u8, -1), u8, 255);
   ExpectInt(cast(DataType::Bool(), 5), DataType::Bool(), 1);
-  const auto* f = cast(f32, 3).as<FloatImmNode>();
+  PrimExpr folded = cast(f32, 3);
+  const auto* f = folded.as<FloatImmNode>();
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->value, 3.0);
   Var x("x");
@@ -162,7 +163,8 @@ TEST(Ops, DivisionRounding) {
   ExpectInt(floordiv(-8, 2), i32, -4);
   ExpectInt(floormod(-8, 2), i32, 0);
   ExpectInt(div(-7, 2), i32, -3);  // div on integers is truncdiv
-  const auto* q = div(FloatImm(f32, 7), FloatImm(f32, 2)).as<FloatImmNode>();
+  PrimExpr quotient = div(FloatImm(f32, 7), FloatImm(f32, 2));
+  const auto* q = quotient.as<FloatImmNode>();
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(q->value, 3.5);
 }
