@@ -43,6 +43,24 @@ struct ConstIntBoundAnalyzer::Impl {
   VarMap bound;  // from Bind / Update: permanent
   // Constraint-scope facts, innermost last; a variable's bound is the intersection of all.
   std::vector<std::pair<Var, IntInterval>> scoped;
+  // Bounds already computed under the current state, by node (the key keeps the node alive, so
+  // its address cannot be reused). Simplify asks for the bound of every node and then of its
+  // parents, which re-walks the subtrees: this makes that linear. Any change of state (a
+  // binding, a scope entered or left) empties it; it is never copied to a clone.
+  struct Cached {
+    tvm::ffi::ObjectRef key;
+    IntInterval value;
+  };
+  std::unordered_map<const Object*, Cached> cache;
+  // Bumped on every change of state, so that caches built on these bounds elsewhere (the
+  // modular sets) know when to drop theirs.
+  uint64_t generation = 0;
+  static constexpr size_t kMaxCached = 1 << 14;
+
+  void Changed() {
+    cache.clear();
+    ++generation;
+  }
 
   IntInterval VarBound(const VarNode* v) const {
     IntInterval r = DTypeRange(v->dtype.element_of());
@@ -74,9 +92,22 @@ i128 ConstValue(const IntImmNode* op) {
 
 class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
  public:
-  explicit BoundEvaluator(const ConstIntBoundAnalyzer::Impl* state) : state_(state) {}
+  explicit BoundEvaluator(ConstIntBoundAnalyzer::Impl* state)
+      : state_(state), cache_(&state->cache) {}
 
   using ExprFunctor::VisitExpr_;
+
+  IntInterval VisitExpr(const PrimExpr& e) final {
+    // Inside a Let body a variable may stand for the let's value: those bounds are not cached.
+    const Object* n = e.get();
+    if (!lets_.empty() || n->IsInstance<IntImmNode>()) return ExprFunctor::VisitExpr(e);
+    auto it = cache_->find(n);
+    if (it != cache_->end()) return it->second.value;
+    IntInterval r = ExprFunctor::VisitExpr(e);
+    if (cache_->size() >= ConstIntBoundAnalyzer::Impl::kMaxCached) cache_->clear();
+    cache_->emplace(n, ConstIntBoundAnalyzer::Impl::Cached{e, r});
+    return r;
+  }
 
   IntInterval VisitExprDefault_(const Object* op) final {
     return DTypeRange(static_cast<const PrimExprNode*>(op)->dtype.element_of());
@@ -253,6 +284,7 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
   }
 
   const ConstIntBoundAnalyzer::Impl* state_;
+  std::unordered_map<const Object*, ConstIntBoundAnalyzer::Impl::Cached>* cache_;
   std::vector<std::pair<const VarNode*, IntInterval>> lets_;
 };
 
@@ -336,12 +368,15 @@ ConstIntBoundAnalyzer::~ConstIntBoundAnalyzer() = default;
 
 void ConstIntBoundAnalyzer::CopyStateFrom(const ConstIntBoundAnalyzer& other) {
   *impl_ = *other.impl_;
+  impl_->Changed();
 }
 
 IntInterval ConstIntBoundAnalyzer::Eval(const PrimExpr& expr) const {
   if (!expr.defined()) TVM_FFI_THROW(ValueError) << "ConstIntBound: undefined expression";
   return BoundEvaluator(impl_.get())(expr);
 }
+
+uint64_t ConstIntBoundAnalyzer::generation() const { return impl_->generation; }
 
 ConstIntBound ConstIntBoundAnalyzer::operator()(const PrimExpr& expr) const {
   return ToConstIntBound(Eval(expr));
@@ -365,6 +400,7 @@ void ConstIntBoundAnalyzer::Update(const Var& var, const ConstIntBound& info, bo
                               << ", " << info->max_value << "] without allow_override";
   }
   impl_->bound[var] = x;
+  impl_->Changed();
 }
 
 std::function<void()> ConstIntBoundAnalyzer::EnterConstraint(const PrimExpr& constraint) {
@@ -373,15 +409,23 @@ std::function<void()> ConstIntBoundAnalyzer::EnterConstraint(const PrimExpr& con
   if (collector.facts.empty()) return nullptr;
   size_t old_size = impl_->scoped.size();
   for (auto& f : collector.facts) impl_->scoped.push_back(std::move(f));
+  impl_->Changed();
   Impl* impl = impl_.get();
-  return [impl, old_size]() { impl->scoped.resize(old_size); };
+  return [impl, old_size]() {
+    impl->scoped.resize(old_size);
+    impl->Changed();
+  };
 }
 
 std::function<void()> ConstIntBoundAnalyzer::EnterBound(const Var& var, const IntInterval& x) {
   size_t old_size = impl_->scoped.size();
   impl_->scoped.emplace_back(var, x);
+  impl_->Changed();
   Impl* impl = impl_.get();
-  return [impl, old_size]() { impl->scoped.resize(old_size); };
+  return [impl, old_size]() {
+    impl->scoped.resize(old_size);
+    impl->Changed();
+  };
 }
 
 }  // namespace arith

@@ -101,6 +101,16 @@ struct ModularSetAnalyzer::Impl {
   Analyzer* parent;
   std::unordered_map<Var, Mod, tvm::ffi::ObjectPtrHash, tvm::ffi::ObjectPtrEqual> bound;
   std::vector<std::pair<Var, Mod>> scoped;
+  // Sets already computed under the current state, by node (the key keeps the node alive). A set
+  // also depends on the constant bounds (CanWrap), so the cache belongs to one generation of
+  // them; our own changes of state empty it too. Never copied to a clone.
+  struct Cached {
+    tvm::ffi::ObjectRef key;
+    Mod value;
+  };
+  std::unordered_map<const Object*, Cached> cache;
+  uint64_t cache_generation = 0;
+  static constexpr size_t kMaxCached = 1 << 14;
 
   Mod VarSet(const VarNode* v) const {
     Mod r = kEverything;
@@ -119,9 +129,28 @@ namespace {
 
 class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
  public:
-  explicit ModularEvaluator(const ModularSetAnalyzer::Impl* state) : state_(state) {}
+  explicit ModularEvaluator(ModularSetAnalyzer::Impl* state) : state_(state) {}
 
   using ExprFunctor::VisitExpr_;
+
+  Mod VisitExpr(const PrimExpr& e) final {
+    // Inside a Let body a variable may stand for the let's value: those sets are not cached.
+    const Object* n = e.get();
+    if (!lets_.empty() || n->IsInstance<IntImmNode>()) return ExprFunctor::VisitExpr(e);
+    auto& cache = state_->cache;
+    uint64_t gen = state_->parent->const_int_bound_analyzer().generation();
+    if (state_->cache_generation != gen) {
+      cache.clear();
+      state_->cache_generation = gen;
+    }
+    auto it = cache.find(n);
+    if (it != cache.end()) return it->second.value;
+    Mod r = ExprFunctor::VisitExpr(e);
+    // Computing r may have asked for bounds, which cannot change the generation.
+    if (cache.size() >= ModularSetAnalyzer::Impl::kMaxCached) cache.clear();
+    cache.emplace(n, ModularSetAnalyzer::Impl::Cached{e, r});
+    return r;
+  }
 
   Mod VisitExprDefault_(const Object*) final { return kEverything; }
 
@@ -259,7 +288,7 @@ class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
     return r.lo <= full.lo && r.hi >= full.hi;
   }
 
-  const ModularSetAnalyzer::Impl* state_;
+  ModularSetAnalyzer::Impl* state_;
   std::vector<std::pair<const VarNode*, Mod>> lets_;
 };
 
@@ -274,6 +303,7 @@ void ModularSetAnalyzer::CopyStateFrom(const ModularSetAnalyzer& other) {
   Analyzer* parent = impl_->parent;
   *impl_ = *other.impl_;
   impl_->parent = parent;
+  impl_->cache.clear();
 }
 
 ModularSet ModularSetAnalyzer::operator()(const PrimExpr& expr) const {
@@ -292,6 +322,7 @@ void ModularSetAnalyzer::Update(const Var& var, const ModularSet& info, bool all
                                  "allow_override to replace it";
   }
   impl_->bound[var] = m;
+  impl_->cache.clear();
 }
 
 std::function<void()> ModularSetAnalyzer::EnterConstraint(const PrimExpr& constraint) {
@@ -342,8 +373,12 @@ std::function<void()> ModularSetAnalyzer::EnterConstraint(const PrimExpr& constr
   if (facts.empty()) return nullptr;
   size_t old_size = impl_->scoped.size();
   for (auto& f : facts) impl_->scoped.push_back(std::move(f));
+  impl_->cache.clear();
   Impl* impl = impl_.get();
-  return [impl, old_size]() { impl->scoped.resize(old_size); };
+  return [impl, old_size]() {
+    impl->scoped.resize(old_size);
+    impl->cache.clear();
+  };
 }
 
 }  // namespace arith

@@ -75,6 +75,10 @@ class ConstIntBoundAnalyzer {
   // A scoped fact var in [x.lo, x.hi], removed by the returned function.
   std::function<void()> EnterBound(const Var& var, const IntInterval& x);
 
+  // Changes whenever a binding or a scope changes the bounds: a cache of answers derived from
+  // them is valid while this stays the same.
+  uint64_t generation() const;
+
   // Opaque state (defined in the .cc file).
   struct Impl;
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "arith/canonical/sum_form.h"
+#include "arith/rewrite/rule_table.h"
 
 namespace tessel {
 namespace arith {
@@ -381,7 +382,7 @@ PrimExpr CanonicalSimplifier::Simplify(const PrimExpr& expr) {
   }
   // Rules may drop or merge atoms: an expression with side effects is left exactly as written.
   if (canonicalizer.saw_impure()) return expr;
-  if (result.same_as(expr) || tvm::ffi::StructuralEqual::Equal(result, expr)) return expr;
+  if (rewrite::SameExpr(result.get(), expr.get())) return expr;
   return result;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "arith/rewrite/rule_table.h"
+#include "arith/rewrite/vector_rewrite.h"
 
 namespace tessel {
 namespace arith {
@@ -99,8 +100,9 @@ int KidsOf(const PrimExprNode* e, ExprKind k, const PrimExprNode* out[3]) {
   }
 }
 
-// Structural equality, with a fast path for the arithmetic nodes.
-bool SameExpr(const PrimExprNode* a, const PrimExprNode* b) {
+}  // namespace
+
+bool rewrite::SameExpr(const PrimExprNode* a, const PrimExprNode* b) {
   if (a == b) return true;
   if (a->dtype != b->dtype) return false;
   ExprKind k = KindOf(a);
@@ -121,6 +123,8 @@ bool SameExpr(const PrimExprNode* a, const PrimExprNode* b) {
   }
   return true;
 }
+
+namespace {
 
 PrimExpr MakeNode(ExprKind k, const PrimExpr* kid) {
   switch (k) {
@@ -254,13 +258,9 @@ class Rewriter : public ExprMutator {
     }
   }
 
+  // ConstIntBoundAnalyzer keeps the bounds it computed until the analyzer's state changes.
   IntInterval Bound(const PrimExprNode* e) {
-    auto it = bounds_.find(e);
-    if (it != bounds_.end()) return it->second.second;
-    PrimExpr ref = GetRef<PrimExpr>(e);
-    IntInterval b = analyzer_->const_int_bound_analyzer().Eval(ref);
-    bounds_.emplace(e, std::make_pair(ref, b));
-    return b;
+    return analyzer_->const_int_bound_analyzer().Eval(GetRef<PrimExpr>(e));
   }
 
   // Rewrites e (whose operands are already rewritten) until no rule applies.
@@ -268,7 +268,15 @@ class Rewriter : public ExprMutator {
     while (true) {
       const PrimExprNode* n = e.get();
       DataType t = n->dtype;
-      if (!t.is_scalar() || !(t.is_int_or_uint() || t.is_bool())) return e;
+      if (!t.is_scalar()) {
+        if (steps_ >= budget_) return e;
+        std::optional<PrimExpr> next = RewriteVector(e, analyzer_);
+        if (!next) return e;
+        ++steps_;
+        e = ExprMutator::VisitExpr(*next);
+        continue;
+      }
+      if (!(t.is_int_or_uint() || t.is_bool())) return e;
       ExprKind k = KindOf(n);
       const PrimExprNode* kids[3];
       int nk = KidsOf(n, k, kids);
@@ -287,7 +295,15 @@ class Rewriter : public ExprMutator {
       }
       if (steps_ >= budget_) return e;
       std::optional<PrimExpr> next;
+      ExprKind kid_kind[3] = {ExprKind::kUnknown, ExprKind::kUnknown, ExprKind::kUnknown};
+      for (int j = 0; j < nk; ++j) kid_kind[j] = KindOf(kids[j]);
       for (const CompiledRule* rule : GetRuleTable().by_kind[static_cast<int>(k)]) {
+        bool may_match = true;
+        for (int j = 0; j < nk; ++j) {
+          ExprKind want = rule->kid_kind[j];
+          if (want != ExprKind::kUnknown && want != kid_kind[j]) may_match = false;
+        }
+        if (!may_match) continue;
         next = TryRule(*rule, e);
         if (next) break;
       }
@@ -590,7 +606,6 @@ class Rewriter : public ExprMutator {
   bool impure_ = false;
   std::vector<PrimExpr> facts_;
   std::unordered_map<const Object*, Done> done_;
-  std::unordered_map<const PrimExprNode*, std::pair<PrimExpr, IntInterval>> bounds_;
 };
 
 }  // namespace

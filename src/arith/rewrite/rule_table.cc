@@ -200,6 +200,17 @@ const RuleTable& GetRuleTable() {
       t->rules.push_back({&t->infos[i], std::move(all[i].before), std::move(all[i].after),
                           std::move(all[i].cond)});
     }
+    for (CompiledRule& r : t->rules) {
+      const PatNode& root = r.before[r.before.root];
+      for (int j = 0; j < root.num_kids; ++j) {
+        const PatNode& kid = r.before[root.kid[j]];
+        if (kid.kind != ExprKind::kVar) {
+          r.kid_kind[j] = kid.kind;
+        } else if (IsConstHole(kid.hole)) {
+          r.kid_kind[j] = ExprKind::kIntImm;
+        }
+      }
+    }
     for (const CompiledRule& r : t->rules) {
       t->by_kind[static_cast<int>(r.before[r.before.root].kind)].push_back(&r);
     }

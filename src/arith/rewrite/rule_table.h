@@ -42,6 +42,10 @@ struct Pattern {
 struct CompiledRule {
   const RewriteRuleInfo* info;
   Pattern before, after, cond;
+  // The node kind each operand of the pattern's root must have (kUnknown: any), so that a rule
+  // that cannot match is skipped without walking its pattern.
+  ir::ExprKind kid_kind[3] = {ir::ExprKind::kUnknown, ir::ExprKind::kUnknown,
+                              ir::ExprKind::kUnknown};
 };
 
 struct RuleTable {
@@ -50,6 +54,10 @@ struct RuleTable {
   // Rules whose `before` has this root kind, in table order.
   std::vector<const CompiledRule*> by_kind[static_cast<int>(ir::ExprKind::kUnknown) + 1];
 };
+
+// Structural equality of two expressions, fast for the integer arithmetic nodes (falls back on
+// tvm-ffi's StructuralEqual for others); variables are equal only when they are the same object.
+bool SameExpr(const ir::PrimExprNode* a, const ir::PrimExprNode* b);
 
 // Built on first use (thread-safe static initialization).
 const RuleTable& GetRuleTable();
