@@ -5,6 +5,7 @@
 #include <tessel/ir/functor.h>
 #include <tvm/ffi/error.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -41,6 +42,9 @@ struct ConstIntBoundAnalyzer::Impl {
   using VarMap =
       std::unordered_map<Var, IntInterval, tvm::ffi::ObjectPtrHash, tvm::ffi::ObjectPtrEqual>;
   VarMap bound;  // from Bind / Update: permanent
+  // The symbolic range each variable was bound to: its ends are re-evaluated at query time, so
+  // that facts learnt later about them (`i in [0, n)`, then `n <= 64`) tighten the variable too.
+  std::unordered_map<Var, Range, tvm::ffi::ObjectPtrHash, tvm::ffi::ObjectPtrEqual> ranges;
   // Constraint-scope facts, innermost last; a variable's bound is the intersection of all.
   std::vector<std::pair<Var, IntInterval>> scoped;
   // Bounds already computed under the current state, by node (the key keeps the node alive, so
@@ -119,7 +123,19 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
     for (auto it = lets_.rbegin(); it != lets_.rend(); ++it) {
       if (it->first == op) return it->second;
     }
-    return state_->VarBound(op);
+    IntInterval r = state_->VarBound(op);
+    if (state_->ranges.empty()) return r;
+    auto it = state_->ranges.find(GetRef<Var>(op));
+    // A variable met again while its own range is evaluated (a cyclic binding) adds nothing.
+    if (it == state_->ranges.end() || expanding_.size() >= 8 ||
+        std::find(expanding_.begin(), expanding_.end(), op) != expanding_.end()) {
+      return r;
+    }
+    expanding_.push_back(op);
+    IntInterval mn = VisitExpr(it->second->min), ext = VisitExpr(it->second->extent);
+    expanding_.pop_back();
+    if (mn.is_empty() || ext.is_empty()) return r;
+    return Intersect(r, {mn.lo, mn.hi + ext.hi - 1});
   }
 
   IntInterval VisitExpr_(const LetNode* op) final {
@@ -286,6 +302,7 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
   const ConstIntBoundAnalyzer::Impl* state_;
   std::unordered_map<const Object*, ConstIntBoundAnalyzer::Impl::Cached>* cache_;
   std::vector<std::pair<const VarNode*, IntInterval>> lets_;
+  std::vector<const VarNode*> expanding_;
 };
 
 // Facts `var in x` that a condition implies.
@@ -386,6 +403,10 @@ void ConstIntBoundAnalyzer::Bind(const Var& var, const Range& range, bool allow_
   IntInterval mn = Eval(range->min), ext = Eval(range->extent);
   IntInterval x{mn.lo, mn.hi + ext.hi - 1};
   Update(var, ToConstIntBound(Intersect(x, DTypeRange(var.dtype().element_of()))), allow_override);
+  if (!range->min.as<IntImmNode>() || !range->extent.as<IntImmNode>()) {
+    impl_->ranges.insert_or_assign(var, range);
+    impl_->Changed();
+  }
 }
 
 void ConstIntBoundAnalyzer::Update(const Var& var, const ConstIntBound& info, bool allow_override) {
@@ -400,6 +421,7 @@ void ConstIntBoundAnalyzer::Update(const Var& var, const ConstIntBound& info, bo
                               << ", " << info->max_value << "] without allow_override";
   }
   impl_->bound[var] = x;
+  impl_->ranges.erase(var);
   impl_->Changed();
 }
 

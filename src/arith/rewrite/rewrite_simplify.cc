@@ -216,7 +216,8 @@ struct Val {
 
 class Rewriter : public ExprMutator {
  public:
-  Rewriter(Analyzer* analyzer, int budget) : analyzer_(analyzer), budget_(budget) {
+  Rewriter(Analyzer* analyzer, int budget)
+      : analyzer_(analyzer), budget_(budget), transitive_(analyzer->FindExtension("transitive")) {
     for (const PrimExpr& f : analyzer->facts()) AddFact(f);
   }
 
@@ -558,6 +559,16 @@ class Rewriter : public ExprMutator {
       if (differ) return eq ? ProofResult::kDisproved : ProofResult::kProved;
       if (same) return eq ? ProofResult::kProved : ProofResult::kDisproved;
     }
+    // A rule's side condition between two symbolic values (`i <= n - 1` from `i in [0, n)`):
+    // the chains of known comparisons decide it.
+    // Against a constant the bounds above already said all that the chains could.
+    if (transitive_ && IsCmp(KindOf(n))) {
+      const PrimExprNode* kids[3];
+      KidsOf(n, KindOf(n), kids);
+      if (!kids[0]->IsInstance<IntImmNode>() && !kids[1]->IsInstance<IntImmNode>()) {
+        return transitive_->TryProve(c, ProofStrength::kDefault);
+      }
+    }
     return ProofResult::kUnknown;
   }
 
@@ -602,6 +613,7 @@ class Rewriter : public ExprMutator {
 
   Analyzer* analyzer_;
   int budget_;
+  AnalyzerExtension* transitive_;
   int steps_ = 0;
   bool impure_ = false;
   std::vector<PrimExpr> facts_;
