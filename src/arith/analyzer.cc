@@ -194,6 +194,7 @@ bool Analyzer::CanProve(const PrimExpr& cond, ProofStrength strength) {
   if (!cond.dtype().is_bool()) {
     TVM_FFI_THROW(TypeError) << "CanProve: condition must be bool, got " << cond.dtype();
   }
+  ++stats_can_prove_calls_;
   if (Decide(cond) == ProofResult::kProved) return true;
   using Stage = AnalyzerExtension::Stage;
   auto try_cheap_extensions = [&](const PrimExpr& c) {

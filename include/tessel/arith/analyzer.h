@@ -122,6 +122,9 @@ class Analyzer {
   void AddExtension(std::unique_ptr<AnalyzerExtension> extension);
   // The active constraint-scope facts, outermost first (for extensions such as the prover).
   const std::vector<PrimExpr>& facts() const { return facts_; }
+  // Statistics only (bench/arith/z3_bench.cc): how many CanProve calls this analyzer answered,
+  // nested ones included, so a bench can tell which share of them reached the prover.
+  int64_t stats_can_prove_calls() const { return stats_can_prove_calls_; }
 
   ConstIntBoundAnalyzer& const_int_bound_analyzer() { return const_int_bound_; }
   const ConstIntBoundAnalyzer& const_int_bound_analyzer() const { return const_int_bound_; }
@@ -148,6 +151,7 @@ class Analyzer {
   std::vector<std::unique_ptr<AnalyzerExtension>> extensions_;
   // Set while CanProve simplifies its condition, so nested CanProve calls skip that step.
   bool in_prove_simplify_ = false;
+  int64_t stats_can_prove_calls_ = 0;
 };
 
 // RAII constraint scope: `ConstraintScope scope(&analyzer, x < 10);` makes `x < 10` a fact until

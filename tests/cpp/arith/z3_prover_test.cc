@@ -387,6 +387,64 @@ TEST(Z3Prover, SMTLIB2IsSelfContained) {
   EXPECT_EQ(run(refuted), "sat\n");
 }
 
+// Conditions the cheap methods already decide exactly (a linear form of interval-only variables,
+// a load, an unconstrained bool) are answered unknown without asking Z3; anything Z3 might prove
+// is still asked.
+TEST(Z3Prover, OutOfReachConditionsSkipZ3) {
+  REQUIRE_Z3();
+  Analyzer an;
+  Var x("x"), y("y"), z("z"), b("b", DataType::Bool());
+  an.Bind(x, Range(0, 100));
+  an.Bind(y, Range(0, 100));
+  Z3Prover* p = GetZ3Prover(an);
+  Buffer buf = MakeBuffer("A", DataType::Int(32), {I32(100)});
+  ConstraintScope sz(&an, z < 50);
+  std::vector<PrimExpr> skipped = {
+      x<50, x + y * 2 <= 150, logical_not(eq(x - y, 3)), b, logical_not(b), BufferLoad(buf, {x})> 0,
+      x < 60 && z < 40, eq(x + z, 7), Call(DataType::Bool(), builtin::likely(), {y >= 1})};
+  for (const PrimExpr& c : skipped) {
+    EXPECT_EQ(Z3(an, c), ProofResult::kUnknown) << AsText(c);
+    EXPECT_FALSE(an.CanProve(c)) << AsText(c);
+  }
+  EXPECT_EQ(p->stats().queries, 0);
+  EXPECT_EQ(p->stats().skipped, static_cast<int64_t>(2 * skipped.size()));
+  // Each of these needs Z3 (or may): a negated conjunction is a disjunction, a scaled `!=` skips
+  // values the bounds cannot see, a variable occurring twice, a relational fact, a product.
+  ExpectZ3Proves(an, logical_not(x < 3 && x > 5));
+  ExpectZ3Proves(an, ne(x * 2, I32(7)));
+  ExpectZ3Proves(an, x - x + y < 100);
+  {
+    ConstraintScope s(&an, x < y);
+    ExpectZ3Proves(an, x < 99);
+  }
+  ExpectNotProved(an, x * y < 9000);
+  EXPECT_GT(p->stats().queries, 0);
+}
+
+// The encoding states the intervals of bit operations, right shifts and divisions by constants,
+// so these facts prove far within the default rlimit: at 1500 units (without the stated
+// intervals they needed ~5300 and ~7100).
+TEST(Z3Prover, StatedIntervalsKeepProofsCheap) {
+  REQUIRE_Z3();
+  Analyzer an;
+  Var i("i"), j("j"), x("x"), s("s");
+  an.Bind(i, Range(0, 1024));
+  an.Bind(j, Range(0, 64));
+  an.Bind(x, Range(0, 1 << 30));
+  an.Bind(s, Range(0, 32));
+  GetZ3Prover(an)->set_rlimit(1500);
+  PrimExpr swizzle = bitwise_xor(floormod(j, 8), floormod(floordiv(i, 8), 8));
+  EXPECT_EQ(Z3(an, floordiv(j, 8) * 8 + swizzle < 64), ProofResult::kProved);
+  EXPECT_EQ(Z3(an, shift_right(x, s) <= x), ProofResult::kProved);
+  // The stated intervals are consequences, never extra assumptions: what is false stays unproved.
+  EXPECT_EQ(Z3(an, swizzle < 7), ProofResult::kDisproved);
+  EXPECT_NE(Z3(an, shift_right(x, s) < x), ProofResult::kProved);  // x = 0 or s = 0
+  EXPECT_NE(Z3(an, shift_right(x, s) < I32(1 << 29)), ProofResult::kProved);
+  Var t("t");
+  an.Bind(t, Range(0, 40));
+  EXPECT_NE(Z3(an, shift_right(x, t) <= x), ProofResult::kProved);
+}
+
 TEST(Z3ProverOff, EveryQueryIsUnknown) {
   if (Z3Prover::Available()) GTEST_SKIP() << "built with Z3";
   Analyzer an;
