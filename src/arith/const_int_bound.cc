@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "arith/node_cache.h"
+
 namespace tessel {
 namespace arith {
 
@@ -47,24 +49,15 @@ struct ConstIntBoundAnalyzer::Impl {
   std::unordered_map<Var, Range, tvm::ffi::ObjectPtrHash, tvm::ffi::ObjectPtrEqual> ranges;
   // Constraint-scope facts, innermost last; a variable's bound is the intersection of all.
   std::vector<std::pair<Var, IntInterval>> scoped;
-  // Bounds already computed under the current state, by node (the key keeps the node alive, so
-  // its address cannot be reused). Simplify asks for the bound of every node and then of its
-  // parents, which re-walks the subtrees: this makes that linear. Any change of state (a
-  // binding, a scope entered or left) empties it; it is never copied to a clone.
-  struct Cached {
-    tvm::ffi::ObjectRef key;
-    IntInterval value;
-  };
-  std::unordered_map<const Object*, Cached> cache;
-  // Bumped on every change of state, so that caches built on these bounds elsewhere (the
-  // modular sets) know when to drop theirs.
-  uint64_t generation = 0;
-  static constexpr size_t kMaxCached = 1 << 14;
+  // Bounds already computed, stamped with the generation of the state they hold for.
+  // Simplify asks for the bound of every node and then of its parents, which re-walks the
+  // subtrees: this makes that linear. Never copied to a clone.
+  NodeCache<IntInterval> cache;
+  // Bumped on every change of state (a binding, a scope entered or left), so that answers
+  // derived from the bounds (here and in the modular sets) are recomputed.
+  uint64_t generation = 1;
 
-  void Changed() {
-    cache.clear();
-    ++generation;
-  }
+  void Changed() { ++generation; }
 
   IntInterval VarBound(const VarNode* v) const {
     IntInterval r = DTypeRange(v->dtype.element_of());
@@ -105,11 +98,10 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
     // Inside a Let body a variable may stand for the let's value: those bounds are not cached.
     const Object* n = e.get();
     if (!lets_.empty() || n->IsInstance<IntImmNode>()) return ExprFunctor::VisitExpr(e);
-    auto it = cache_->find(n);
-    if (it != cache_->end()) return it->second.value;
+    uint64_t gen = state_->generation;
+    if (const IntInterval* hit = cache_->Find(n, gen)) return *hit;
     IntInterval r = ExprFunctor::VisitExpr(e);
-    if (cache_->size() >= ConstIntBoundAnalyzer::Impl::kMaxCached) cache_->clear();
-    cache_->emplace(n, ConstIntBoundAnalyzer::Impl::Cached{e, r});
+    cache_->Put(e, gen, r);
     return r;
   }
 
@@ -300,7 +292,7 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
   }
 
   const ConstIntBoundAnalyzer::Impl* state_;
-  std::unordered_map<const Object*, ConstIntBoundAnalyzer::Impl::Cached>* cache_;
+  NodeCache<IntInterval>* cache_;
   std::vector<std::pair<const VarNode*, IntInterval>> lets_;
   std::vector<const VarNode*> expanding_;
 };
@@ -384,8 +376,10 @@ ConstIntBoundAnalyzer::ConstIntBoundAnalyzer(Analyzer*) : impl_(std::make_unique
 ConstIntBoundAnalyzer::~ConstIntBoundAnalyzer() = default;
 
 void ConstIntBoundAnalyzer::CopyStateFrom(const ConstIntBoundAnalyzer& other) {
+  uint64_t generation = impl_->generation;
   *impl_ = *other.impl_;
-  impl_->Changed();
+  impl_->cache.Reset();
+  impl_->generation = generation + 1;
 }
 
 IntInterval ConstIntBoundAnalyzer::Eval(const PrimExpr& expr) const {

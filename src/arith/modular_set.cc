@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "arith/node_cache.h"
+
 namespace tessel {
 namespace arith {
 
@@ -101,16 +103,21 @@ struct ModularSetAnalyzer::Impl {
   Analyzer* parent;
   std::unordered_map<Var, Mod, tvm::ffi::ObjectPtrHash, tvm::ffi::ObjectPtrEqual> bound;
   std::vector<std::pair<Var, Mod>> scoped;
-  // Sets already computed under the current state, by node (the key keeps the node alive). A set
-  // also depends on the constant bounds (CanWrap), so the cache belongs to one generation of
-  // them; our own changes of state empty it too. Never copied to a clone.
-  struct Cached {
-    tvm::ffi::ObjectRef key;
-    Mod value;
-  };
-  std::unordered_map<const Object*, Cached> cache;
-  uint64_t cache_generation = 0;
-  static constexpr size_t kMaxCached = 1 << 14;
+  // Sets already computed, stamped with `generation`: a set also depends on the constant bounds
+  // (CanWrap), so a new generation of them starts a new one here, as do our own changes of
+  // state. Never copied to a clone.
+  NodeCache<Mod> cache;
+  uint64_t generation = 1;
+  uint64_t bound_generation = 0;
+
+  uint64_t CurrentGeneration() {
+    uint64_t b = parent->const_int_bound_analyzer().generation();
+    if (b != bound_generation) {
+      bound_generation = b;
+      ++generation;
+    }
+    return generation;
+  }
 
   Mod VarSet(const VarNode* v) const {
     Mod r = kEverything;
@@ -137,18 +144,11 @@ class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
     // Inside a Let body a variable may stand for the let's value: those sets are not cached.
     const Object* n = e.get();
     if (!lets_.empty() || n->IsInstance<IntImmNode>()) return ExprFunctor::VisitExpr(e);
-    auto& cache = state_->cache;
-    uint64_t gen = state_->parent->const_int_bound_analyzer().generation();
-    if (state_->cache_generation != gen) {
-      cache.clear();
-      state_->cache_generation = gen;
-    }
-    auto it = cache.find(n);
-    if (it != cache.end()) return it->second.value;
+    uint64_t gen = state_->CurrentGeneration();
+    if (const Mod* hit = state_->cache.Find(n, gen)) return *hit;
     Mod r = ExprFunctor::VisitExpr(e);
-    // Computing r may have asked for bounds, which cannot change the generation.
-    if (cache.size() >= ModularSetAnalyzer::Impl::kMaxCached) cache.clear();
-    cache.emplace(n, ModularSetAnalyzer::Impl::Cached{e, r});
+    // Computing r only asks for bounds, which cannot change their generation.
+    state_->cache.Put(e, gen, r);
     return r;
   }
 
@@ -301,9 +301,11 @@ ModularSetAnalyzer::~ModularSetAnalyzer() = default;
 
 void ModularSetAnalyzer::CopyStateFrom(const ModularSetAnalyzer& other) {
   Analyzer* parent = impl_->parent;
+  uint64_t generation = impl_->generation;
   *impl_ = *other.impl_;
   impl_->parent = parent;
-  impl_->cache.clear();
+  impl_->cache.Reset();
+  impl_->generation = generation + 1;
 }
 
 ModularSet ModularSetAnalyzer::operator()(const PrimExpr& expr) const {
@@ -322,7 +324,7 @@ void ModularSetAnalyzer::Update(const Var& var, const ModularSet& info, bool all
                                  "allow_override to replace it";
   }
   impl_->bound[var] = m;
-  impl_->cache.clear();
+  ++impl_->generation;
 }
 
 std::function<void()> ModularSetAnalyzer::EnterConstraint(const PrimExpr& constraint) {
@@ -373,11 +375,11 @@ std::function<void()> ModularSetAnalyzer::EnterConstraint(const PrimExpr& constr
   if (facts.empty()) return nullptr;
   size_t old_size = impl_->scoped.size();
   for (auto& f : facts) impl_->scoped.push_back(std::move(f));
-  impl_->cache.clear();
+  ++impl_->generation;
   Impl* impl = impl_.get();
   return [impl, old_size]() {
     impl->scoped.resize(old_size);
-    impl->cache.clear();
+    ++impl->generation;
   };
 }
 

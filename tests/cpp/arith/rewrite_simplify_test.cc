@@ -262,3 +262,37 @@ TEST(RewriteRules, MalformedRuleNamesItsLine) {
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// i in [0, n) bound first, n <= 65536 learnt later (a scope): the bound of i follows n, so
+// i * 4 provably does not wrap; i <= n - 1 comes from the comparison chains.
+TEST(RewriteSimplifySymbolicRange, RangeEndsFollowLaterFacts) {
+  using namespace ir;     // NOLINT(build/namespaces)
+  using namespace arith;  // NOLINT(build/namespaces)
+  Var i("i"), n("n");
+  Analyzer a;
+  a.Bind(i, Range(IntImm(DataType::Int(32), 0), n));
+  PrimExpr widen = Max(Mul(i, IntImm(DataType::Int(32), 4)), IntImm(DataType::Int(32), 0));
+  // Unknown n: i * 4 may wrap to a negative value, so the max must stay.
+  EXPECT_TRUE(a.Simplify(widen).as<MaxNode>()) << AsText(a.Simplify(widen));
+  {
+    ConstraintScope scope(&a, LE(n, IntImm(DataType::Int(32), 65536)));
+    PrimExpr r = a.Simplify(widen);
+    EXPECT_TRUE(tvm::ffi::StructuralEqual::Equal(r, Mul(i, IntImm(DataType::Int(32), 4))))
+        << AsText(r);
+    EXPECT_EQ(a.ConstIntBound(i)->max_value, 65535);
+  }
+  // The scope is gone: so is the tighter bound.
+  EXPECT_TRUE(a.Simplify(widen).as<MaxNode>()) << AsText(a.Simplify(widen));
+  EXPECT_EQ(a.ConstIntBound(i)->max_value, 2147483646);
+  {
+    ConstraintScope scope(&a, LT(IntImm(DataType::Int(32), 0), n));
+    PrimExpr r = a.Simplify(Min(i, Sub(n, IntImm(DataType::Int(32), 1))));
+    EXPECT_TRUE(r.same_as(i)) << AsText(r);
+  }
+}
+
+}  // namespace
+}  // namespace tessel
