@@ -378,6 +378,12 @@ PrimExpr Analyzer::CanonicalSimplify(const PrimExpr& expr) {
 }
 
 bool Analyzer::RemoveExtension(const std::string& name) {
+  // An open scope's undo refers to every extension that saw its fact.
+  if (!facts_.empty()) {
+    TVM_FFI_THROW(ValueError) << "Analyzer::RemoveExtension(\"" << name << "\"): " << facts_.size()
+                              << " constraint scope(s) are open; remove "
+                              << "extensions before entering scopes";
+  }
   for (auto it = extensions_.begin(); it != extensions_.end(); ++it) {
     if (name == (*it)->name()) {
       extensions_.erase(it);

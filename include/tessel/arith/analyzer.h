@@ -115,7 +115,7 @@ class Analyzer {
   // The extension with this name(), or null.
   AnalyzerExtension* FindExtension(const std::string& name) const;
   // Removes the extension with this name() (e.g. "z3" where a caller wants only the cheap
-  // methods); false when there is none.
+  // methods); false when there is none. Fails (ValueError) while a constraint scope is open.
   bool RemoveExtension(const std::string& name);
 
   // Adds an extension; extensions are consulted in Stage order (then in order of addition).

@@ -213,5 +213,18 @@ TEST(Analyzer, ExtensionsRunAfterBuiltinsInStageOrder) {
   EXPECT_TRUE(c->CanProve(x < y));
 }
 
+TEST(Analyzer, RemoveExtensionRefusedWhileAScopeIsOpen) {
+  Analyzer a;
+  Var x("x");
+  {
+    ConstraintScope s(&a, x < 3);
+    EXPECT_THROW(a.RemoveExtension("z3"), tvm::ffi::Error);
+  }
+  a.RemoveExtension("z3");
+  EXPECT_EQ(a.FindExtension("z3"), nullptr);
+  ConstraintScope s(&a, x < 3);
+  EXPECT_TRUE(a.CanProve(x < 4));
+}
+
 }  // namespace
 }  // namespace tessel
