@@ -9,6 +9,9 @@
 // comparisons, the Z3 prover) implement AnalyzerExtension and are added with AddExtension. The
 // facade consults them in Stage order, after its own cheap methods, so Z3 (kProver) runs last.
 //
+// Not thread-safe, even through const methods (answers are cached per analyzer): use one analyzer
+// per thread.
+//
 // Clone(): a deep copy of every sub-analyzer's bindings, facts and settings, and a Clone() of
 // each extension. A clone made inside a constraint scope keeps that scope's facts as permanent
 // facts: leaving the scope in the original does not affect the clone, and scopes entered on the
