@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "eval.h"
+#include "fuzz_util.h"
 
 namespace tessel {
 namespace {
@@ -25,19 +26,7 @@ using namespace ir;     // NOLINT(build/namespaces)
 using namespace arith;  // NOLINT(build/namespaces)
 using testing::ExactEvaluator;
 using testing::i128;
-
-std::string Str(i128 v) {
-  if (v == 0) return "0";
-  bool neg = v < 0;
-  unsigned __int128 u =
-      neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
-  std::string s;
-  while (u) {
-    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
-    u /= 10;
-  }
-  return neg ? "-" + s : s;
-}
+using testing::Str;
 
 // Whether every + - * and quotient in e keeps its exact value inside its dtype (false also when
 // some operand is undefined, e.g. a division by zero).

@@ -20,32 +20,17 @@
 #include <vector>
 
 #include "eval.h"
+#include "fuzz_util.h"
 
 namespace tessel {
 namespace {
 
 using namespace ir;     // NOLINT(build/namespaces)
 using namespace arith;  // NOLINT(build/namespaces)
+using testing::EnvInt;
 using testing::ExactEvaluator;
 using testing::i128;
-
-std::string Str(i128 v) {
-  if (v == 0) return "0";
-  bool neg = v < 0;
-  unsigned __int128 u =
-      neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
-  std::string s;
-  while (u) {
-    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
-    u /= 10;
-  }
-  return neg ? "-" + s : s;
-}
-
-int64_t EnvInt(const char* name, int64_t dflt) {
-  const char* v = std::getenv(name);
-  return v ? std::atoll(v) : dflt;
-}
+using testing::Str;
 
 // Index arithmetic as tiling and fusing produce it: sums of products with constants, floor and
 // truncating division and remainder by constants, min/max, selects and comparisons.

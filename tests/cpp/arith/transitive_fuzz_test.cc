@@ -15,19 +15,16 @@
 #include <vector>
 
 #include "eval.h"
+#include "fuzz_util.h"
 
 namespace tessel {
 namespace {
 
 using namespace ir;     // NOLINT(build/namespaces)
 using namespace arith;  // NOLINT(build/namespaces)
+using testing::EnvInt;
 using testing::ExactEvaluator;
 using testing::i128;
-
-int64_t EnvInt(const char* name, int64_t dflt) {
-  const char* v = std::getenv(name);
-  return v ? std::atoll(v) : dflt;
-}
 
 struct VarInfo {
   Var var;
