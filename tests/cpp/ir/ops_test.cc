@@ -11,24 +11,13 @@
 #include <limits>
 #include <string>
 
+#include "expect_error.h"
+
 namespace tessel {
 namespace ir {
 namespace {
 
-void ExpectError(const std::function<void()>& f, const std::string& kind,
-                 std::initializer_list<std::string> facts) {
-  try {
-    f();
-  } catch (const tvm::ffi::Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.message();
-    for (const std::string& fact : facts) {
-      EXPECT_NE(e.message().find(fact), std::string::npos)
-          << "message '" << e.message() << "' lacks '" << fact << "'";
-    }
-    return;
-  }
-  ADD_FAILURE() << "expected a " << kind << " error";
-}
+using testing::ExpectError;
 
 const DataType i8 = DataType::Int(8);
 const DataType u8 = DataType::UInt(8);

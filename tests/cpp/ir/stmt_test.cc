@@ -8,25 +8,13 @@
 #include <initializer_list>
 #include <string>
 
+#include "expect_error.h"
+
 namespace tessel {
 namespace ir {
 namespace {
 
-// Runs `f`, which must throw a tvm-ffi error of `kind` whose message contains every `fact`.
-void ExpectError(const std::function<void()>& f, const std::string& kind,
-                 std::initializer_list<std::string> facts) {
-  try {
-    f();
-  } catch (const tvm::ffi::Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.message();
-    for (const std::string& fact : facts) {
-      EXPECT_NE(e.message().find(fact), std::string::npos)
-          << "message '" << e.message() << "' lacks '" << fact << "'";
-    }
-    return;
-  }
-  ADD_FAILURE() << "expected a " << kind << " error";
-}
+using testing::ExpectError;
 
 const DataType i32 = DataType::Int(32);
 const DataType i64 = DataType::Int(64);
