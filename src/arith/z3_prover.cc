@@ -99,6 +99,10 @@ struct Z3Prover::Impl {
   CacheKey MakeKey(const PrimExpr& cond) const;
   // Whether cond is one Z3 cannot prove where the cheap methods failed (TryProve skips it).
   bool OutOfReach(const PrimExpr& cond) const;
+  // Whether one of a few candidate points (the ends of each variable's bounds, 0, 1, and mixes)
+  // satisfies the bindings and facts and makes cond false, evaluated exactly: a genuine
+  // counterexample, so Z3 could not prove cond (TryProve answers kDisproved without it).
+  bool RefutedCheaply(const PrimExpr& cond) const;
   Verdict Solve(const PrimExpr& cond, bool minimize);
   Verdict Query(const PrimExpr& cond, bool minimize);
   std::string SMTLIB2(const PrimExpr& cond);
@@ -956,10 +960,263 @@ bool Z3Prover::Impl::OutOfReach(const PrimExpr& cond) const {
   return false;
 }
 
+namespace {
+
+// Exact evaluation of the IR at one point (values of the free variables), for the cheap refuter.
+// `undefined` marks a point where the IR leaves a result undefined (division by zero, a shift
+// amount outside [0, bits)); `unknown` a node this evaluator does not model, so no point can be
+// trusted.
+class PointEvaluator {
+ public:
+  PointEvaluator(const std::unordered_map<const VarNode*, i128>& point,
+                 const std::unordered_map<const VarNode*, PrimExpr>& values)
+      : point_(point), values_(values) {}
+
+  bool unknown = false;
+  bool undefined = false;
+
+  i128 Eval(const PrimExpr& e) {
+    if (unknown || undefined) return 0;
+    DataType t = e.dtype();
+    if (!t.is_scalar() || !(t.is_bool() || t.is_int_or_uint()) || t.bits() > 64) {
+      unknown = true;
+      return 0;
+    }
+    if (const auto* op = e.as<IntImmNode>()) return op->value;
+    if (const auto* v = e.as<VarNode>()) return Lookup(v);
+    if (const auto* op = e.as<AddNode>()) return Wrap(Eval(op->a) + Eval(op->b), t);
+    if (const auto* op = e.as<SubNode>()) return Wrap(Eval(op->a) - Eval(op->b), t);
+    if (const auto* op = e.as<MulNode>()) return Wrap(Eval(op->a) * Eval(op->b), t);
+    if (const auto* op = e.as<DivNode>()) return Divide(op->a, op->b, t, true, false);
+    if (const auto* op = e.as<ModNode>()) return Divide(op->a, op->b, t, false, false);
+    if (const auto* op = e.as<FloorDivNode>()) return Divide(op->a, op->b, t, true, true);
+    if (const auto* op = e.as<FloorModNode>()) return Divide(op->a, op->b, t, false, true);
+    if (const auto* op = e.as<MinNode>()) return std::min(Eval(op->a), Eval(op->b));
+    if (const auto* op = e.as<MaxNode>()) return std::max(Eval(op->a), Eval(op->b));
+    if (const auto* op = e.as<EQNode>()) return Eval(op->a) == Eval(op->b);
+    if (const auto* op = e.as<NENode>()) return Eval(op->a) != Eval(op->b);
+    if (const auto* op = e.as<LTNode>()) return Eval(op->a) < Eval(op->b);
+    if (const auto* op = e.as<LENode>()) return Eval(op->a) <= Eval(op->b);
+    if (const auto* op = e.as<GTNode>()) return Eval(op->a) > Eval(op->b);
+    if (const auto* op = e.as<GENode>()) return Eval(op->a) >= Eval(op->b);
+    // Both sides are evaluated: an undefined value on the side not taken still only skips a
+    // point, which costs a candidate, never soundness.
+    if (const auto* op = e.as<AndNode>()) return (Eval(op->a) != 0) & (Eval(op->b) != 0);
+    if (const auto* op = e.as<OrNode>()) return (Eval(op->a) != 0) | (Eval(op->b) != 0);
+    if (const auto* op = e.as<NotNode>()) return Eval(op->a) == 0;
+    if (const auto* op = e.as<SelectNode>()) {
+      i128 c = Eval(op->condition);
+      i128 a = Eval(op->true_value);
+      i128 b = Eval(op->false_value);
+      return c ? a : b;
+    }
+    if (const auto* op = e.as<CastNode>()) {
+      i128 v = Eval(op->value);
+      if (t.is_bool()) return v != 0;
+      return Wrap(v, t);
+    }
+    if (const auto* call = e.as<CallNode>()) return EvalCall(call, t);
+    unknown = true;
+    return 0;
+  }
+
+ private:
+  static i128 Wrap(i128 v, DataType t) {
+    if (t.is_bool()) return v != 0;
+    int bits = t.bits();
+    unsigned __int128 mask = (static_cast<unsigned __int128>(1) << bits) - 1;
+    unsigned __int128 m = static_cast<unsigned __int128>(v) & mask;
+    i128 r = static_cast<i128>(m);
+    if (t.is_int() && r >= (static_cast<i128>(1) << (bits - 1))) r -= static_cast<i128>(1) << bits;
+    return r;
+  }
+
+  i128 Divide(const PrimExpr& a, const PrimExpr& b, DataType t, bool quotient, bool floor) {
+    i128 x = Eval(a);
+    i128 y = Eval(b);
+    if (unknown || undefined) return 0;
+    if (y == 0) {
+      undefined = true;
+      return 0;
+    }
+    if (floor) return Wrap(quotient ? FloorDivI128(x, y) : FloorModI128(x, y), t);
+    return Wrap(quotient ? x / y : x % y, t);
+  }
+
+  i128 EvalCall(const CallNode* call, DataType t) {
+    const auto& args = call->args;
+    if (call->op.same_as(builtin::likely()) && args.size() == 1) return Eval(args[0]);
+    if (args.size() == 2 &&
+        (call->op.same_as(builtin::shift_left()) || call->op.same_as(builtin::shift_right()))) {
+      i128 a = Eval(args[0]);
+      i128 b = Eval(args[1]);
+      if (unknown || undefined) return 0;
+      if (t.is_bool() || b < 0 || b >= t.bits()) {
+        undefined = true;
+        return 0;
+      }
+      if (call->op.same_as(builtin::shift_right())) return a >> static_cast<int>(b);
+      return Wrap(static_cast<i128>(static_cast<unsigned __int128>(a) << static_cast<int>(b)), t);
+    }
+    if (args.size() == 2 && !t.is_bool()) {
+      if (call->op.same_as(builtin::bitwise_and())) return Wrap(Eval(args[0]) & Eval(args[1]), t);
+      if (call->op.same_as(builtin::bitwise_or())) return Wrap(Eval(args[0]) | Eval(args[1]), t);
+      if (call->op.same_as(builtin::bitwise_xor())) return Wrap(Eval(args[0]) ^ Eval(args[1]), t);
+    }
+    if (args.size() == 1 && !t.is_bool() && call->op.same_as(builtin::bitwise_not())) {
+      return Wrap(~Eval(args[0]), t);
+    }
+    unknown = true;
+    return 0;
+  }
+
+  i128 Lookup(const VarNode* v) {
+    auto it = point_.find(v);
+    if (it != point_.end()) return it->second;
+    auto vt = values_.find(v);
+    // A variable bound to a value has that value; the guard stops a cyclic binding.
+    if (vt == values_.end() || depth_ > 64) {
+      unknown = true;
+      return 0;
+    }
+    ++depth_;
+    i128 r = Eval(vt->second);
+    --depth_;
+    return r;
+  }
+
+  const std::unordered_map<const VarNode*, i128>& point_;
+  const std::unordered_map<const VarNode*, PrimExpr>& values_;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+bool Z3Prover::Impl::RefutedCheaply(const PrimExpr& cond) const {
+  if (!cond.dtype().is_bool() || !cond.dtype().is_scalar()) return false;
+  // The variables met, transitively through bindings; those bound to a value are computed, the
+  // others get candidate values.
+  std::vector<const VarNode*> free;
+  std::unordered_set<const VarNode*> seen;
+  std::unordered_map<const VarNode*, PrimExpr> values;
+  std::vector<std::pair<const VarNode*, const RangeNode*>> ranges;
+  std::vector<ObjectRef> work{cond};
+  for (const PrimExpr& f : facts) work.push_back(f);
+  while (!work.empty()) {
+    ObjectRef root = work.back();
+    work.pop_back();
+    std::vector<const VarNode*> met;
+    auto visit = [&](const ObjectRef& n) {
+      if (const auto* v = n.as<VarNode>(); v && seen.insert(v).second) met.push_back(v);
+    };
+    if (auto e = root.as<PrimExpr>()) {
+      PostOrderVisit(*e, visit);
+    } else if (const auto* r = root.as<RangeNode>()) {
+      PostOrderVisit(r->min, visit);
+      PostOrderVisit(r->extent, visit);
+    }
+    for (const VarNode* v : met) {
+      auto it = binding_index.find(v);
+      const ObjectRef* binding = it == binding_index.end() ? nullptr : &bindings[it->second].second;
+      if (binding) work.push_back(*binding);
+      if (binding && binding->as<PrimExpr>()) {
+        values[v] = *binding->as<PrimExpr>();
+      } else {
+        free.push_back(v);
+        if (binding) ranges.emplace_back(v, binding->as<RangeNode>());
+      }
+    }
+  }
+  // Candidate values per free variable: the ends of its known bounds (clamped to its dtype), and
+  // 0 and 1 where they lie within.
+  std::vector<IntInterval> box;
+  for (const VarNode* v : free) {
+    DataType t = v->dtype;
+    if (!t.is_scalar() || !(t.is_bool() || t.is_int_or_uint()) || t.bits() > 64) return false;
+    IntInterval b = parent->const_int_bound_analyzer().Eval(tvm::ffi::GetRef<Var>(v));
+    i128 tlo = t.is_int() ? -(static_cast<i128>(1) << (t.bits() - 1)) : 0;
+    i128 thi = t.is_bool() ? 1 : (static_cast<i128>(1) << (t.bits() - (t.is_int() ? 1 : 0))) - 1;
+    b.lo = std::max(b.lo, tlo);
+    b.hi = std::min(b.hi, thi);
+    if (b.lo > b.hi) return false;
+    box.push_back(b);
+  }
+  auto clamp = [&](size_t i, i128 x) { return std::min(std::max(x, box[i].lo), box[i].hi); };
+  size_t n = free.size();
+  std::vector<std::vector<i128>> points;
+  auto add = [&](auto pick) {
+    std::vector<i128> p(n);
+    for (size_t i = 0; i < n; ++i) p[i] = pick(i);
+    points.push_back(std::move(p));
+  };
+  add([&](size_t i) { return box[i].lo; });
+  add([&](size_t i) { return box[i].hi; });
+  add([&](size_t i) { return clamp(i, 0); });
+  add([&](size_t i) { return clamp(i, 1); });
+  add([&](size_t i) { return i % 2 ? box[i].hi : box[i].lo; });
+  add([&](size_t i) { return i % 2 ? box[i].lo : box[i].hi; });
+  // One variable at an end, the others at their low end, or near zero.
+  for (size_t k = 0; k < std::min<size_t>(n, 8); ++k) {
+    add([&](size_t i) { return i == k ? box[i].hi : box[i].lo; });
+    add([&](size_t i) { return i == k ? box[i].lo : box[i].hi; });
+    add([&](size_t i) { return i == k ? box[i].hi : clamp(i, 0); });
+    add([&](size_t i) { return i == k ? box[i].lo : clamp(i, 0); });
+    add([&](size_t i) { return i == k ? box[i].hi : clamp(i, 1); });
+  }
+  // Then mixes of {low end, high end, 0, 1, -1} from a fixed pseudo-random sequence, so that the
+  // answer is deterministic: they meet facts that tie unrelated variables together.
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (int r = 0; r < 64 && n > 0; ++r) {
+    add([&](size_t i) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      switch ((seed >> 33) % 5) {
+        case 0:
+          return box[i].lo;
+        case 1:
+          return box[i].hi;
+        case 2:
+          return clamp(i, 0);
+        case 3:
+          return clamp(i, 1);
+        default:
+          return clamp(i, -1);
+      }
+    });
+  }
+  for (const auto& p : points) {
+    std::unordered_map<const VarNode*, i128> point;
+    for (size_t i = 0; i < n; ++i) point[free[i]] = p[i];
+    PointEvaluator ev(point, values);
+    bool holds = true;
+    for (const auto& [v, r] : ranges) {
+      if (!r) continue;
+      i128 lo = ev.Eval(r->min);
+      i128 extent = ev.Eval(r->extent);
+      holds = holds && lo <= point[v] && point[v] < lo + extent;
+    }
+    // A value-bound variable must lie within its known bounds too, as in the Z3 query.
+    for (const auto& [v, e] : values) {
+      IntInterval b = parent->const_int_bound_analyzer().Eval(tvm::ffi::GetRef<Var>(v));
+      i128 x = ev.Eval(e);
+      holds = holds && b.contains(x);
+    }
+    for (const PrimExpr& f : facts) holds = holds && ev.Eval(f) != 0;
+    bool refutes = holds && ev.Eval(cond) == 0;
+    if (ev.unknown) return false;
+    if (!ev.undefined && refutes) return true;
+  }
+  return false;
+}
+
 ProofResult Z3Prover::TryProve(const PrimExpr& cond, ProofStrength strength) {
   if (cond.defined() && impl_->OutOfReach(cond)) {
     ++impl_->stats.skipped;
     return ProofResult::kUnknown;
+  }
+  if (cond.defined() && impl_->RefutedCheaply(cond)) {
+    // The point is a genuine counterexample, which is what Z3's kDisproved means too.
+    ++impl_->stats.refuted_cheaply;
+    return ProofResult::kDisproved;
   }
   return impl_->Query(cond, /*minimize=*/false).result;
 }

@@ -35,6 +35,9 @@ struct Z3Stats {
   // reach once the cheap methods failed (a load; a linear comparison over interval-only
   // variables; a bool variable nothing is known about).
   int64_t skipped = 0;
+  // TryProve calls answered kDisproved without Z3 (not counted in queries) because a candidate
+  // point, evaluated exactly, satisfies the bindings and facts and falsifies the condition.
+  int64_t refuted_cheaply = 0;
 };
 
 // A counterexample: a value (exact, of the variable's dtype) for each variable of the query and

@@ -258,12 +258,15 @@ TEST(Z3Prover, CacheAndStats) {
   PrimExpr goal = floordiv(x, y) * y <= x;
   EXPECT_EQ(Z3(an, goal), ProofResult::kProved);
   EXPECT_EQ(Z3(an, goal), ProofResult::kProved);
+  // x = y = 99 refutes this before Z3; Counterexample still asks Z3.
   EXPECT_EQ(Z3(an, x * y < 9000), ProofResult::kDisproved);
+  EXPECT_TRUE(p->Counterexample(x * y < 9000).has_value());
   Z3Stats s = p->stats();
   EXPECT_EQ(s.queries, 3);
   EXPECT_EQ(s.cache_hits, 1);
   EXPECT_EQ(s.proved, 1);
   EXPECT_EQ(s.refuted, 1);
+  EXPECT_EQ(s.refuted_cheaply, 1);
   EXPECT_EQ(s.unknown, 0);
   EXPECT_GT(s.seconds, 0);
   // A structurally equal query over another variable named x is another question.
@@ -463,6 +466,44 @@ TEST(Z3ProverOff, EveryQueryIsUnknown) {
   EXPECT_EQ(Z3(*clone, x < y), ProofResult::kUnknown);
   EXPECT_EQ(p->stats().queries, 3);
   EXPECT_EQ(p->stats().unknown, 3);
+}
+
+}  // namespace
+}  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// A relational condition with a genuine counterexample among the candidate points (the ends of
+// each variable's bounds) is refuted without a Z3 query; a true one still reaches Z3 and is
+// proved; Counterexample always asks Z3.
+TEST(Z3Prover, CheapRefuterAnswersWithoutZ3) {
+  REQUIRE_Z3();
+  Analyzer an;
+  Var i("i"), n("n"), m("m"), s("s"), t("t");
+  an.Bind(i, Range(0, 16));
+  an.Bind(t, Range(0, 128));
+  Z3Prover* p = GetZ3Prover(an);
+  // Alone, i < n is a linear comparison of interval-only variables: skipped, not refuted.
+  EXPECT_EQ(Z3(an, i < n), ProofResult::kUnknown);
+  EXPECT_EQ(p->stats().skipped, 1);
+  // A relational fact takes n out of that case; i = 15, n = INT32_MIN, m = INT32_MAX refutes.
+  ConstraintScope sm(&an, n < m);
+  EXPECT_FALSE(an.CanProve(i < n));
+  EXPECT_EQ(Z3(an, i < n), ProofResult::kDisproved);
+  EXPECT_EQ(Z3(an, t < Call(DataType::Int(32), builtin::shift_right(), {I32(64), s})),
+            ProofResult::kDisproved);
+  EXPECT_EQ(p->stats().queries, 0);
+  EXPECT_GE(p->stats().refuted_cheaply, 3);
+  int64_t cheap = p->stats().refuted_cheaply;
+  {
+    ConstraintScope sc(&an, i < n);
+    ExpectZ3Proves(an, i + 1 <= n);
+    EXPECT_EQ(p->stats().queries, 1);
+    EXPECT_EQ(p->stats().proved, 1);
+  }
+  EXPECT_EQ(p->stats().refuted_cheaply, cheap);
+  EXPECT_TRUE(p->Counterexample(i < n).has_value());
 }
 
 }  // namespace
