@@ -58,6 +58,10 @@ class AnalyzerExtension {
                       const tvm::ffi::Optional<PrimExpr>& value) {}
   // Called when a constraint scope opens; the returned function (may be null) undoes it.
   virtual std::function<void()> EnterConstraint(const PrimExpr& constraint) { return nullptr; }
+  // kProved: cond holds for every value the bindings and facts allow. kDisproved: cond is known
+  // NOT to hold for every such value (the prover means a counterexample exists; others may mean
+  // cond is false everywhere). Only kProved may be acted on: never turn kDisproved of cond into a
+  // proof of `not cond`.
   virtual ProofResult TryProve(const PrimExpr& cond, ProofStrength strength) {
     return ProofResult::kUnknown;
   }
