@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "arith_options.h"
+#include "corpus_line.h"
 
 namespace {
 
@@ -39,11 +40,6 @@ struct Query {
   int expect = -1;                // prove: 1 true, 0 false, -1 not stated
 };
 
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
 std::vector<Query> ReadCorpus(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
@@ -53,15 +49,8 @@ std::vector<Query> ReadCorpus(const std::string& path) {
   std::vector<Query> out;
   std::string line;
   for (int no = 1; std::getline(in, line); ++no) {
-    line = Trim(line);
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> fields;
-    for (size_t pos = 0;;) {
-      size_t sep = line.find(" ; ", pos);
-      fields.push_back(Trim(line.substr(pos, sep == std::string::npos ? sep : sep - pos)));
-      if (sep == std::string::npos) break;
-      pos = sep + 3;
-    }
+    std::vector<std::string> fields = tessel::bench::SplitCorpusLine(line);
+    if (fields.empty()) continue;
     auto fail = [&](const std::string& msg) {
       std::cerr << path << ":" << no << ": " << msg << "\n";
       std::exit(2);
