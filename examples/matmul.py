@@ -1,12 +1,13 @@
-# Matrix multiply C = A @ B with a reduce axis and an init block.
+# Matrix multiply C = A @ B over symbolic sizes, with a reduce axis and an init block; rows of C are
+# spread over the CPU's threads.
 # from tvm.script import tir as T
 
 @T.prim_func
-def matmul(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+def matmul(A: T.Buffer((M, K), "float32"), B: T.Buffer((K, N), "float32"), C: T.Buffer((M, N), "float32")):
     T.func_attr({"global_symbol": "matmul", "tir.noalias": True})
-    for i in range(128):
-        for j in range(128):
-            for k in range(128):
+    for i in T.parallel(M):
+        for j in range(N):
+            for k in range(K):
                 with T.block("C"):
                     vi, vj, vk = T.axis.remap("SSR", [i, j, k])
                     T.reads(A[vi, vk], B[vk, vj])
