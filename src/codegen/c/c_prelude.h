@@ -1,0 +1,16 @@
+// The fixed text that starts every generated C translation unit: includes, scalar helpers (wrapping
+// integer arithmetic, floor/trunc division, min/max, float16/bfloat16 conversions) and the error
+// helpers that the kernels and host wrappers call. Everything in it is named tsl_* / TSL_*, a
+// prefix the name table never hands to IR variables.
+#ifndef TESSEL_SRC_CODEGEN_C_C_PRELUDE_H_
+#define TESSEL_SRC_CODEGEN_C_C_PRELUDE_H_
+
+namespace tessel {
+namespace codegen {
+
+const char* CPrelude();
+
+}  // namespace codegen
+}  // namespace tessel
+
+#endif  // TESSEL_SRC_CODEGEN_C_C_PRELUDE_H_

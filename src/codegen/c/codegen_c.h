@@ -1,0 +1,135 @@
+// Internals of the C code generator: C names and types, the vector helper library, and the emitter
+// that turns one lowered PrimFunc into a C kernel. The host wrapper (host_wrapper.cc) and the entry
+// point (generate_c.cc) use them; nothing outside src/codegen/c includes this header.
+//
+// Determinism: every name is handed out in IR traversal order, helpers are kept in ordered maps,
+// and no pointer value reaches the output, so one module always gives the same text.
+#ifndef TESSEL_SRC_CODEGEN_C_CODEGEN_C_H_
+#define TESSEL_SRC_CODEGEN_C_CODEGEN_C_H_
+
+#include <tessel/ir/function.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tessel {
+namespace codegen {
+
+using ir::DataType;
+using ir::PrimExpr;
+using ir::Var;
+
+// "codegen c: <what> in <function>" as a ValueError.
+[[noreturn]] void Unsupported(const std::string& what, const std::string& function);
+
+// ---- types ----
+// The C type of a value of `t`: int32_t, float, uint16_t (float16/bfloat16 bits), _Bool, void*,
+// or a vector typedef tsl_<suffix>x<lanes> (bool vectors are int32 masks of -1/0).
+std::string CType(DataType t);
+// How an element of `t` is stored in memory: like CType, but bool is uint8_t.
+std::string StorageCType(DataType elem);
+// A short name of a scalar type for helper names: i32, u8, f32, f16, bf16, b (bool).
+std::string TypeSuffix(DataType elem);
+// The element type that holds one lane of a vector of `elem` (bool: int32 mask lanes).
+DataType LaneType(DataType elem);
+// A C string literal for `text` (escaped), e.g. "a\"b".
+std::string CStringLiteral(const std::string& text);
+// `text` as a printf format fragment: % doubled, then escaped as a C literal's contents.
+std::string FormatEscape(const std::string& text);
+// printf conversion and argument for a scalar value of `t` held in C expression `c`.
+void PrintfArg(DataType t, const std::string& c, std::string* conv, std::string* arg);
+
+// ---- names ----
+// C identifiers for IR variables: sanitized name_hint, suffixed _1, _2... on collision, never a C
+// keyword, a libc/libm name, or the reserved tsl_ prefix.
+class NameTable {
+ public:
+  NameTable();
+  // The name of `v`, assigned on first request.
+  const std::string& Get(const Var& v);
+  bool Has(const Var& v) const { return names_.count(v.get()) != 0; }
+  // A fresh identifier from `hint` that no variable will get.
+  std::string Fresh(const std::string& hint);
+  // Makes `alias` print as the name of `target`.
+  void Alias(const Var& alias, const Var& target) { names_[alias.get()] = Get(target); }
+  void Reserve(const std::string& name) { used_.insert(name); }
+
+ private:
+  std::unordered_map<const tvm::ffi::Object*, std::string> names_;
+  std::set<std::string> used_;
+};
+
+// ---- vector helpers ----
+// The vector typedefs and per-lane helper functions a module uses, emitted before the kernels.
+class VectorLib {
+ public:
+  // Registers the typedef of a vector of `t` (vector dtype) and returns its name.
+  std::string Type(DataType t);
+  // A helper `name` computing, for k in [0, lanes), r[k] = lane_expr over arguments named a, b, c
+  // ... of `arg_types` (vector or scalar). Mask lanes of bool vectors are -1/0: `lane_expr` sees
+  // them through `args_as_lanes`, and a bool result lane is stored as -1/0.
+  std::string PerLane(const std::string& name, DataType result,
+                      const std::vector<DataType>& arg_types, const std::string& lane_expr);
+  // Registers a helper whose full text the caller wrote.
+  void Helper(const std::string& name, const std::string& text);
+  // How lane k of argument `i` (0 = a) of type `t` reads as a scalar expression.
+  static std::string LaneOf(int i, DataType t);
+  std::string Text() const;
+
+ private:
+  std::map<std::string, std::string> typedefs_;
+  std::map<std::string, std::string> helpers_;
+};
+
+// ---- the kernel emitter ----
+// Emits C for expressions and statements of one function. The host wrapper uses Expr() for shape
+// expressions of already bound variables.
+class CEmitter {
+ public:
+  CEmitter(const ir::PrimFunc& func, std::string symbol, NameTable* names, VectorLib* vec);
+
+  // Declares `v` as defined (a parameter, or a variable the wrapper binds); `elem` is the storage
+  // element type a handle points at (void when unknown).
+  void Define(const Var& v, DataType elem = DataType::Void());
+  std::string Expr(const PrimExpr& e);
+  // The C statement (without indentation) of a store.
+  std::string Store(const ir::BufferStoreNode* op);
+  // The C name of a defined variable; ValueError naming it when it is not defined here.
+  std::string VarRef(const Var& v);
+  void Undefine(const Var& v) { defined_.erase(v.get()); }
+  bool IsDefined(const Var& v) const { return defined_.count(v.get()) != 0; }
+  // The C type a declaration of `v` uses (typed pointer for handles with a known pointee).
+  std::string DeclType(const Var& v);
+  // The kernel: `static int32_t <kernel_name>(<params>) { body }`.
+  std::string Kernel(const std::string& kernel_name, const std::vector<std::string>& params);
+
+  const std::string& symbol() const { return symbol_; }
+
+  // State shared with the expression and statement emitters (internal classes of their files).
+  const ir::PrimFunc& func_;
+  std::string symbol_;
+  NameTable* names_;
+  VectorLib* vec_;
+  // Defined variables, with the element type a handle's C pointer points at ("" = void*).
+  std::unordered_map<const tvm::ffi::Object*, std::string> defined_;
+  // extern functions called that no included header declares: name -> prototype.
+  std::map<std::string, std::string>* externs_ = nullptr;
+
+  void set_externs(std::map<std::string, std::string>* externs) { externs_ = externs; }
+};
+
+// The host wrapper `__tvm_ffi_<symbol>` of `func`, which calls `kernel_name`. It also decides the
+// kernel's parameter list (returned in kernel_params, C declarations) and defines, in `emitter`,
+// every variable the kernel receives.
+std::string HostWrapper(const ir::PrimFunc& func, const std::string& symbol,
+                        const std::string& kernel_name, NameTable* names, CEmitter* emitter,
+                        std::vector<std::string>* kernel_params);
+
+}  // namespace codegen
+}  // namespace tessel
+
+#endif  // TESSEL_SRC_CODEGEN_C_CODEGEN_C_H_

@@ -1,0 +1,326 @@
+// Statements to C, and the kernel function around them.
+//
+// Errors (a failed AssertStmt, an allocation that fails) are recorded in the kernel's tsl_err and
+// control jumps forward to the innermost cleanup label: the one that frees the innermost heap
+// allocation, or, inside a parallel loop, the end of the current iteration (a jump may not leave
+// an OpenMP region). Each cleanup re-checks tsl_err and jumps on outwards, so every exit frees
+// what was allocated and the first error reaches the caller.
+#include <tessel/ir/builtin.h>
+#include <tessel/ir/functor.h>
+#include <tessel/ir/printer.h>
+#include <tvm/ffi/error.h>
+
+#include "codegen/c/codegen_c.h"
+
+namespace tessel {
+namespace codegen {
+
+namespace {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+// Allocations of at most this many bytes with a constant size live on the stack. 1 KiB covers the
+// register tiles and small accumulators that lowering creates, and stays far below any thread's
+// stack (OpenMP workers often get only a few MiB, and unrolled or nested code multiplies it).
+constexpr int64_t kMaxStackBytes = 1024;
+
+class StmtEmitter : public StmtFunctor<void(const Stmt&)> {
+ public:
+  explicit StmtEmitter(CEmitter* cg) : cg_(cg) {}
+
+  std::string Run(const Stmt& body) {
+    exits_.push_back({"tsl_exit", false});
+    PushBlock();
+    VisitStmt(body);
+    PopBlock();
+    return os_.str();
+  }
+  bool exit_used() const { return exits_[0].used; }
+
+  void VisitStmt_(const SeqStmtNode* op) override {
+    for (const Stmt& s : op->seq) VisitStmt(s);
+  }
+
+  void VisitStmt_(const LetStmtNode* op) override {
+    std::string value = cg_->Expr(op->value);
+    if (blocks_.back().declared.count(op->var.get())) {
+      Line(cg_->VarRef(op->var) + " = " + value + ";");
+    } else {
+      Declare(op->var);
+      Line(cg_->DeclType(op->var) + " " + cg_->VarRef(op->var) + " = " + value + ";");
+    }
+    VisitStmt(op->body);
+  }
+
+  void VisitStmt_(const AttrStmtNode* op) override { VisitStmt(op->body); }
+  void VisitStmt_(const DeclBufferNode* op) override { VisitStmt(op->body); }
+
+  void VisitStmt_(const AssertStmtNode* op) override {
+    const auto* msg = op->message.as<StringImmNode>();
+    if (!msg) Unsupported("an AssertStmt whose message is not a string", cg_->symbol());
+    std::string text = cg_->symbol() + ": " + std::string(msg->value);
+    std::string cond = cg_->Expr(op->condition);
+    Line("if (!" + Paren(cond) + ") {");
+    ++indent_;
+    const auto* eq = op->condition.as<EQNode>();
+    if (eq && eq->a.dtype().is_scalar()) {
+      std::string ca, aa, cb, ab;
+      PrintfArg(eq->a.dtype(), cg_->Expr(eq->a), &ca, &aa);
+      PrintfArg(eq->b.dtype(), cg_->Expr(eq->b), &cb, &ab);
+      Line("tsl_fail(&tsl_err, \"RuntimeError\", \"%s (%s = " + ca + ", %s = " + cb + ")\", " +
+           CStringLiteral(text) + ", " + CStringLiteral(AsText(eq->a)) + ", " + aa + ", " +
+           CStringLiteral(AsText(eq->b)) + ", " + ab + ");");
+    } else {
+      Line("tsl_fail(&tsl_err, \"RuntimeError\", \"%s\", " + CStringLiteral(text) + ");");
+    }
+    Jump();
+    --indent_;
+    Line("}");
+    VisitStmt(op->body);
+  }
+
+  void VisitStmt_(const BufferStoreNode* op) override { Line(cg_->Store(op)); }
+
+  void VisitStmt_(const EvaluateNode* op) override {
+    if (const auto* call = op->value.as<CallNode>()) {
+      if (call->op.same_as(builtin::assume())) return;
+      Line(cg_->Expr(op->value) + ";");
+      return;
+    }
+    if (op->value.as<IntImmNode>() || op->value.as<FloatImmNode>()) return;
+    Line("(void)" + Paren(cg_->Expr(op->value)) + ";");
+  }
+
+  void VisitStmt_(const IfThenElseNode* op) override {
+    Line("if " + Paren(cg_->Expr(op->condition)) + " {");
+    Body(op->then_case);
+    if (op->else_case) {
+      Line("} else {");
+      Body(*op->else_case);
+    }
+    Line("}");
+  }
+
+  void VisitStmt_(const WhileNode* op) override {
+    Line("while " + Paren(cg_->Expr(op->condition)) + " {");
+    Body(op->body);
+    Line("}");
+  }
+
+  void VisitStmt_(const ForNode* op) override;
+  void VisitStmt_(const AllocateNode* op) override;
+
+  void VisitStmt_(const BlockNode* op) override {
+    Unsupported("Block '" + std::string(op->name_hint) + "' (not lowered: run LowerBlocks)",
+                cg_->symbol());
+  }
+  void VisitStmt_(const BlockRealizeNode* op) override {
+    Unsupported(
+        "BlockRealize '" + std::string(op->block->name_hint) + "' (not lowered: run LowerBlocks)",
+        cg_->symbol());
+  }
+
+ private:
+  struct Exit {
+    std::string label;
+    bool used;
+  };
+  struct CBlock {
+    // Variables declared in this C block, and whether each was defined before (shadowing).
+    std::unordered_map<const Object*, bool> declared;
+    std::vector<Var> vars;
+  };
+
+  static std::string Paren(const std::string& s) {
+    if (s.size() >= 2 && s.front() == '(' && s.back() == ')') {
+      // Only when the outer parentheses match each other.
+      int depth = 0;
+      for (size_t i = 0; i < s.size(); ++i) {
+        depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+        if (depth == 0 && i + 1 < s.size()) return "(" + s + ")";
+      }
+      return s;
+    }
+    return "(" + s + ")";
+  }
+
+  void Line(const std::string& s) { os_ << std::string(2 * indent_, ' ') << s << "\n"; }
+  void Jump() {
+    exits_.back().used = true;
+    Line("goto " + exits_.back().label + ";");
+  }
+  void PushBlock() { blocks_.emplace_back(); }
+  void PopBlock() {
+    for (const Var& v : blocks_.back().vars) {
+      if (!blocks_.back().declared.at(v.get())) cg_->Undefine(v);
+    }
+    blocks_.pop_back();
+  }
+  void Declare(const Var& v, DataType elem = DataType::Void()) {
+    blocks_.back().declared[v.get()] = cg_->IsDefined(v);
+    blocks_.back().vars.push_back(v);
+    cg_->Define(v, elem);
+  }
+  // `s` as the indented contents of a { } block the caller opened and closes.
+  void Body(const Stmt& s) {
+    ++indent_;
+    PushBlock();
+    VisitStmt(s);
+    PopBlock();
+    --indent_;
+  }
+  std::string Label(const std::string& hint) {
+    return "tsl_" + hint + "_" + std::to_string(++labels_);
+  }
+
+  CEmitter* cg_;
+  std::ostringstream os_;
+  int indent_ = 1;
+  int labels_ = 0;
+  int parallel_depth_ = 0;
+  std::vector<Exit> exits_;
+  std::vector<CBlock> blocks_;
+};
+
+void StmtEmitter::VisitStmt_(const ForNode* op) {
+  const std::string& fn = cg_->symbol();
+  if (op->kind == ForKind::kThreadBinding) {
+    Unsupported("a thread_binding loop over " + std::string(op->loop_var->name_hint) +
+                    " (thread bindings need a GPU target)",
+                fn);
+  }
+  std::string min = cg_->Expr(op->min);
+  std::string end;
+  auto min_c = AsConstInt(op->min);
+  if (min_c && *min_c == 0) {
+    end = cg_->Expr(op->extent);
+  } else {
+    end = cg_->Expr(Add(op->min, op->extent));
+  }
+  auto extent_c = AsConstInt(op->extent);
+  if (op->kind == ForKind::kParallel) {
+    Line("#pragma omp parallel for");
+  } else if (op->kind == ForKind::kUnrolled && extent_c && *extent_c > 0 && *extent_c <= 1024) {
+    Line("#pragma GCC unroll " + std::to_string(*extent_c));
+  }
+  PushBlock();
+  Declare(op->loop_var);
+  std::string i = cg_->VarRef(op->loop_var);
+  Line("for (" + cg_->DeclType(op->loop_var) + " " + i + " = " + min + "; " + i + " < " + end +
+       "; ++" + i + ") {");
+  bool parallel = op->kind == ForKind::kParallel;
+  if (parallel) {
+    exits_.push_back({Label("next"), false});
+    ++parallel_depth_;
+  }
+  Body(op->body);
+  if (parallel) {
+    --parallel_depth_;
+    Exit next = exits_.back();
+    exits_.pop_back();
+    if (next.used) {
+      ++indent_;
+      Line(next.label + ":;");
+      --indent_;
+    }
+    Line("}");
+    if (next.used) {
+      Line("if (tsl_err.failed) {");
+      ++indent_;
+      Jump();
+      --indent_;
+      Line("}");
+    }
+  } else {
+    Line("}");
+  }
+  PopBlock();
+}
+
+void StmtEmitter::VisitStmt_(const AllocateNode* op) {
+  const std::string& fn = cg_->symbol();
+  if (op->extents.size() != 1) {
+    Unsupported("an Allocate of " + std::string(op->buffer_var->name_hint) + " with " +
+                    std::to_string(op->extents.size()) + " extents (not flattened)",
+                fn);
+  }
+  auto cond = AsConstInt(op->condition);
+  if (!cond || *cond != 1) {
+    Unsupported("an Allocate of " + std::string(op->buffer_var->name_hint) + " with a condition",
+                fn);
+  }
+  if (op->dtype.is_vector()) {
+    Unsupported("an Allocate of vector dtype " + op->dtype.str(), fn);
+  }
+  std::string st = StorageCType(op->dtype);
+  int64_t elem_bytes = op->dtype.is_bool() ? 1 : op->dtype.bytes();
+  auto extent = AsConstInt(op->extents[0]);
+  Line("{");
+  ++indent_;
+  PushBlock();
+  Declare(op->buffer_var, op->dtype);
+  std::string name = cg_->VarRef(op->buffer_var);
+  if (extent && *extent > 0 && *extent * elem_bytes <= kMaxStackBytes) {
+    Line(st + " " + name + "[" + std::to_string(*extent) + "] __attribute__((aligned(64)));");
+    VisitStmt(op->body);
+    PopBlock();
+    --indent_;
+    Line("}");
+    return;
+  }
+  std::string bytes =
+      "(int64_t)" + Paren(cg_->Expr(op->extents[0])) + " * " + std::to_string(elem_bytes);
+  Line(st + "* " + name + " = (" + st + "*)tsl_alloc(" + bytes + ");");
+  Line("if (" + name + " == NULL) {");
+  ++indent_;
+  Line("tsl_fail(&tsl_err, \"RuntimeError\", \"%s%lld%s\", " +
+       CStringLiteral(fn + ": out of memory allocating ") + ", (long long)(" + bytes + "), " +
+       CStringLiteral(" bytes for " + std::string(op->buffer_var->name_hint)) + ");");
+  Jump();
+  --indent_;
+  Line("}");
+  exits_.push_back({Label("free_" + name), false});
+  VisitStmt(op->body);
+  Exit free_label = exits_.back();
+  exits_.pop_back();
+  if (free_label.used) Line(free_label.label + ":");
+  Line("free(" + name + ");");
+  if (free_label.used) {
+    Line("if (tsl_err.failed) {");
+    ++indent_;
+    Jump();
+    --indent_;
+    Line("}");
+  }
+  PopBlock();
+  --indent_;
+  Line("}");
+}
+
+}  // namespace
+
+CEmitter::CEmitter(const ir::PrimFunc& func, std::string symbol, NameTable* names, VectorLib* vec)
+    : func_(func), symbol_(std::move(symbol)), names_(names), vec_(vec) {}
+
+void CEmitter::Define(const Var& v, DataType elem) {
+  if (elem.is_void() && v.dtype().is_handle() && !v->pointee.is_void()) elem = v->pointee;
+  defined_[v.get()] = elem.is_void() ? std::string() : StorageCType(elem);
+  names_->Get(v);
+}
+
+std::string CEmitter::Kernel(const std::string& kernel_name,
+                             const std::vector<std::string>& params) {
+  StmtEmitter body(this);
+  std::string text = body.Run(func_->body);
+  std::ostringstream os;
+  os << "static int32_t " << kernel_name << "(";
+  if (params.empty()) os << "void";
+  for (size_t i = 0; i < params.size(); ++i) os << (i ? ", " : "") << params[i];
+  os << ") {\n  tsl_error_t tsl_err;\n  tsl_err.failed = 0;\n" << text;
+  if (body.exit_used()) os << "tsl_exit:\n";
+  os << "  return tsl_finish(&tsl_err);\n}\n";
+  return os.str();
+}
+
+}  // namespace codegen
+}  // namespace tessel

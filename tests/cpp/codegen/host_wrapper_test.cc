@@ -1,0 +1,185 @@
+// The host wrapper's argument checks: every message of the contract's table, exactly, and the
+// binding of symbolic sizes, strides and element offsets.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "compile_util.h"
+
+namespace tessel {
+namespace {
+
+using testing::Data;
+using testing::Empty;
+using testing::ExpectCallError;
+using tvm::ffi::Function;
+using tvm::ffi::Tensor;
+
+const char* kSignature = R"(
+@T.prim_func
+def f(A: T.Buffer((n, 4), "float32"), B: T.Buffer((n,), "float32"),
+      C: T.Buffer((n * 2,), "int32"), x: T.int32, y: T.float32, p: T.handle):
+    A_flat = T.decl_buffer((n * 4,), data=A.data)
+    for i in range(n):
+        B[i] = A_flat[i * 4] + y
+        C[i * 2] = x
+        C[i * 2 + 1] = x + 1
+)";
+
+class HostWrapper : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { built_ = new testing::CompiledC(testing::BuildText(kSignature)); }
+  static void TearDownTestSuite() {
+    delete built_;
+    built_ = nullptr;
+  }
+  Function f() { return built_->module->GetFunction("f").value(); }
+
+  // A DLTensor over `storage` for the tests that need fields a Tensor cannot have.
+  DLTensor View(void* data, int32_t ndim, int64_t* shape, int64_t* strides = nullptr,
+                DLDataType dtype = testing::F32(), DLDevice dev = DLDevice{kDLCPU, 0}) {
+    DLTensor t;
+    t.data = data;
+    t.device = dev;
+    t.ndim = ndim;
+    t.dtype = dtype;
+    t.shape = shape;
+    t.strides = strides;
+    t.byte_offset = 0;
+    return t;
+  }
+
+  static testing::CompiledC* built_;
+  Tensor a_ = Empty({8, 4}, testing::F32());
+  Tensor b_ = Empty({8}, testing::F32());
+  Tensor c_ = Empty({16}, testing::I32());
+};
+testing::CompiledC* HostWrapper::built_ = nullptr;
+
+TEST_F(HostWrapper, CompilesCleanAndRuns) {
+  EXPECT_EQ(built_->log, "");
+  for (int k = 0; k < 32; ++k) Data<float>(a_)[k] = static_cast<float>(k);
+  f()(a_, b_, c_, 7, 0.5, nullptr);
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_EQ(Data<float>(b_)[k], 4 * k + 0.5f);
+    EXPECT_EQ(Data<int32_t>(c_)[2 * k], 7);
+    EXPECT_EQ(Data<int32_t>(c_)[2 * k + 1], 8);
+  }
+  // An int for a float parameter, a bool for an int, a tensor for a handle.
+  f()(a_, b_, c_, true, 2, a_);
+  EXPECT_EQ(Data<int32_t>(c_)[0], 1);
+  EXPECT_EQ(Data<float>(b_)[1], 6.0f);
+}
+
+TEST_F(HostWrapper, CountAndKinds) {
+  ExpectCallError(f(), "TypeError", "f: expected 6 arguments, got 2", a_, b_);
+  ExpectCallError(f(), "TypeError", "f: A: expected a tensor, got int", 1, b_, c_, 1, 1.0, nullptr);
+  ExpectCallError(f(), "TypeError", "f: A: expected a tensor, got None", nullptr, b_, c_, 1, 1.0,
+                  nullptr);
+  ExpectCallError(f(), "TypeError", "f: B: expected a tensor, got ffi.Function", a_, f(), c_, 1,
+                  1.0, nullptr);
+  ExpectCallError(f(), "TypeError", "f: x: expected int, got float", a_, b_, c_, 1.5, 1.0, nullptr);
+  ExpectCallError(f(), "TypeError", "f: y: expected float, got str", a_, b_, c_, 1, "s", nullptr);
+  ExpectCallError(f(), "TypeError", "f: p: expected an opaque pointer, got int", a_, b_, c_, 1, 1.0,
+                  3);
+  ExpectCallError(f(), "ValueError", "f: x: expected an int32 value, got 4294967296", a_, b_, c_,
+                  int64_t{4294967296}, 1.0, nullptr);
+}
+
+TEST_F(HostWrapper, TensorMetadata) {
+  Tensor a3 = Empty({8, 4, 1}, testing::F32());
+  ExpectCallError(f(), "ValueError", "f: A.ndim: expected 2, got 3", a3, b_, c_, 1, 1.0, nullptr);
+  Tensor a16 = Empty({8, 4}, testing::F16());
+  ExpectCallError(f(), "TypeError", "f: A.dtype: expected float32, got float16", a16, b_, c_, 1,
+                  1.0, nullptr);
+  Tensor a5 = Empty({8, 5}, testing::F32());
+  ExpectCallError(f(), "ValueError", "f: A.shape[1]: expected 4, got 5", a5, b_, c_, 1, 1.0,
+                  nullptr);
+  Tensor b7 = Empty({7}, testing::F32());
+  ExpectCallError(f(), "ValueError", "f: B.shape[0]: expected n = 8 (from A.shape[0]), got 7", a_,
+                  b7, c_, 1, 1.0, nullptr);
+  Tensor c15 = Empty({15}, testing::I32());
+  ExpectCallError(f(), "ValueError",
+                  "f: C.shape[0]: expected n * 2 = 16 (n from A.shape[0]), got 15", a_, b_, c15, 1,
+                  1.0, nullptr);
+}
+
+TEST_F(HostWrapper, LayoutAndDevice) {
+  int64_t shape[2] = {8, 4};
+  int64_t strides[2] = {8, 2};
+  DLTensor strided = View(a_.data_ptr(), 2, shape, strides);
+  ExpectCallError(f(), "ValueError", "f: A.strides[1]: expected 1 (compact), got 2", &strided, b_,
+                  c_, 1, 1.0, nullptr);
+  // A dimension of extent 1 may have any stride; compact strides spelled out are fine.
+  int64_t shape1[2] = {1, 4};
+  int64_t strides1[2] = {99, 1};
+  DLTensor one = View(a_.data_ptr(), 2, shape1, strides1);
+  int64_t n1 = 1;
+  DLTensor b1 = View(b_.data_ptr(), 1, &n1);
+  DLTensor c2 = View(c_.data_ptr(), 1, &shape[1], nullptr, testing::I32());
+  int64_t two = 2;
+  c2.shape = &two;
+  f()(&one, &b1, &c2, 1, 1.0, nullptr);
+
+  DLTensor offset = View(a_.data_ptr(), 2, shape);
+  offset.byte_offset = 2;
+  ExpectCallError(f(), "ValueError", "f: A.byte_offset: expected a multiple of 4, got 2", &offset,
+                  b_, c_, 1, 1.0, nullptr);
+  DLTensor misaligned = View(static_cast<char*>(a_.data_ptr()) + 2, 2, shape);
+  try {
+    f()(&misaligned, b_, c_, 1, 1.0, nullptr);
+    ADD_FAILURE() << "misaligned data accepted";
+  } catch (const tvm::ffi::Error& e) {
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_EQ(e.message().rfind("f: A.data: expected 4-byte alignment, got address 0x", 0), 0u)
+        << e.message();
+  }
+  DLTensor null = View(nullptr, 2, shape);
+  ExpectCallError(f(), "ValueError", "f: A.data: expected a non-null pointer, got NULL", &null, b_,
+                  c_, 1, 1.0, nullptr);
+  DLTensor cuda = View(a_.data_ptr(), 2, shape, nullptr, testing::F32(), DLDevice{kDLCUDA, 0});
+  ExpectCallError(f(), "ValueError", "f: A.device: expected cpu, got cuda:0", &cuda, b_, c_, 1, 1.0,
+                  nullptr);
+  DLTensor b_cpu1 = View(b_.data_ptr(), 1, &shape[0], nullptr, testing::F32(), DLDevice{kDLCPU, 1});
+  ExpectCallError(f(), "ValueError", "f: B.device: expected cpu:0 (the device of A), got cpu:1", a_,
+                  &b_cpu1, c_, 1, 1.0, nullptr);
+  // Zero elements: a NULL data pointer is fine.
+  int64_t zero_shape[2] = {0, 4};
+  int64_t zero = 0;
+  DLTensor a0 = View(nullptr, 2, zero_shape), b0 = View(nullptr, 1, &zero),
+           c0 = View(nullptr, 1, &zero, nullptr, testing::I32());
+  f()(&a0, &b0, &c0, 1, 1.0, nullptr);
+}
+
+// Declared symbolic strides and element offset are bound from the tensor and reach the kernel.
+TEST(HostWrapperBinding, SymbolicStridesAndOffset) {
+  auto built = testing::BuildText(R"(
+@T.prim_func
+def strided(A: T.Buffer((m,), "float32", strides=(s,), elem_offset=off), B: T.Buffer((m,), "float32")):
+    A_flat = T.decl_buffer((m * s + off,), data=A.data)
+    for i in range(m):
+        B[i] = A_flat[off + i * s]
+)");
+  EXPECT_EQ(built.log, "");
+  Function f = built.module->GetFunction("strided").value();
+  Tensor storage = Empty({64}, testing::F32()), b = Empty({10}, testing::F32());
+  for (int k = 0; k < 64; ++k) Data<float>(storage)[k] = static_cast<float>(k);
+  int64_t m = 10, s = 3;
+  DLTensor a;
+  std::memset(&a, 0, sizeof(a));
+  a.data = storage.data_ptr();
+  a.device = DLDevice{kDLCPU, 0};
+  a.ndim = 1;
+  a.dtype = testing::F32();
+  a.shape = &m;
+  a.strides = &s;
+  a.byte_offset = 5 * 4;
+  f(&a, b);
+  for (int k = 0; k < 10; ++k) EXPECT_EQ(Data<float>(b)[k], 5 + 3 * k) << k;
+  Tensor b9 = Empty({9}, testing::F32());
+  ExpectCallError(f, "ValueError", "strided: B.shape[0]: expected m = 10 (from A.shape[0]), got 9",
+                  &a, b9);
+}
+
+}  // namespace
+}  // namespace tessel
