@@ -33,6 +33,8 @@ int ProveMain(const std::vector<std::string>& args);
 extern const char kProveUsage[];
 int BoundMain(const std::vector<std::string>& args);
 extern const char kBoundUsage[];
+int BuildMain(const std::vector<std::string>& args);
+extern const char kBuildUsage[];
 
 }  // namespace tools
 }  // namespace tessel

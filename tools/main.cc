@@ -24,6 +24,8 @@ const Command kCommands[] = {
     {"prove", "prove a condition with the arithmetic analyzer (exit 0 if proved)", kProveUsage,
      ProveMain},
     {"bound", "print the [min, max] bound of an integer expression", kBoundUsage, BoundMain},
+    {"build", "compile a text-format file into a shared library (tvm-ffi functions)", kBuildUsage,
+     BuildMain},
 };
 
 void PrintHelp(std::ostream& os) {

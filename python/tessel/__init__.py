@@ -7,6 +7,9 @@ registers its IR node types with tvm-ffi.
 from . import _lib
 from . import arith, ir, transform
 from .text import as_text, parse, parse_expr
+from . import target
+from .build import Module, build, lower  # after `target`: the function `build` hides the module
 
 __version__ = "0.1.0"
-__all__ = ["arith", "ir", "transform", "parse", "parse_expr", "as_text", "__version__"]
+__all__ = ["arith", "ir", "transform", "target", "parse", "parse_expr", "as_text", "build", "lower",
+           "Module", "__version__"]

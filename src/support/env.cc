@@ -45,6 +45,15 @@ const std::vector<EnvVarInfo>& EnvVars() {
        "debug builds, 0 otherwise)"},
       {"TESSEL_LIBRARY_PATH", "",
        "the libtessel file, or a folder holding it, that the Python package loads first"},
+      {"TESSEL_CC", "",
+       "the C compiler command for generated code (split on blanks); unset: $CC, else cc"},
+      {"CC", "cc", "the C compiler command when TESSEL_CC is unset (the make convention)"},
+      {"TESSEL_TVM_FFI_INCLUDE", "",
+       "the tvm-ffi header folder for compiling generated C (default: the include folder of the "
+       "loaded libtvm_ffi's package)"},
+      {"TESSEL_CACHE_DIR", "",
+       "folder of compiled kernel libraries, keyed by a hash of their C source and compiler "
+       "command (default: <temp dir>/tessel-cache-<uid>)"},
   };
   return vars;
 }

@@ -6,11 +6,13 @@
 #include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "../ir/expect_error.h"
 
@@ -109,6 +111,19 @@ TEST_F(CompileC, CompilesLoadsAndCalls) {
   int entries = 0;
   for (const auto& e : fs::directory_iterator(out.parent_path())) entries += e.exists();
   EXPECT_EQ(entries, 1);
+}
+
+TEST_F(CompileC, LibraryOutlivesItsModule) {
+  // tvm-ffi dlcloses a library when its Module dies; the OpenMP runtime's idle workers must not
+  // lose their code under them (the library is linked -z nodelete).
+  for (int i = 0; i < 3; ++i) {
+    fs::path out = dir_ / ("lib" + std::to_string(i) + ".so");
+    CompileCSource(kSource, out.string());
+    tvm::ffi::Module mod = tvm::ffi::Module::LoadFromFile(out.string());
+    EXPECT_EQ(mod->GetFunction("sum_to").value()(1000).cast<int64_t>(), 499500);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(fs::path(TvmFfiIncludeDir()).filename(), "include");
 }
 
 TEST_F(CompileC, CommandHasTheFixedFlags) {
