@@ -1,7 +1,10 @@
 // The registry's list of built-in passes: each pass's factory, registered under the name it
 // reports. Add a pass here when its header lands.
+#include <tessel/transform/lower_intrinsics.h>
 #include <tessel/transform/pass.h>
 #include <tessel/transform/simplify.h>
+#include <tessel/transform/unroll_loop.h>
+#include <tessel/transform/vectorize_loop.h>
 #include <tessel/transform/verify_well_formed.h>
 #include <tvm/ffi/reflection/registry.h>
 
@@ -13,6 +16,9 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("Simplify", [] {
     return CreateModulePass([](IRModule mod) { return Simplify(mod); }, 1, "Simplify");
   });
+  RegisterPass("VectorizeLoop", VectorizeLoopPass);
+  RegisterPass("UnrollLoop", UnrollLoopPass);
+  RegisterPass("LowerIntrinsics", LowerIntrinsicsPass);
 }
 
 }  // namespace transform
