@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "../ir/expect_error.h"
 #include "compile_util.h"
 
 namespace tessel {
@@ -179,6 +180,44 @@ def strided(A: T.Buffer((m,), "float32", strides=(s,), elem_offset=off), B: T.Bu
   Tensor b9 = Empty({9}, testing::F32());
   ExpectCallError(f, "ValueError", "strided: B.shape[0]: expected m = 10 (from A.shape[0]), got 9",
                   &a, b9);
+}
+
+// A size written as v * c binds v (checking divisibility); one that cannot be solved is refused
+// when generating, naming the buffer and dimension.
+TEST(HostWrapperBinding, SolvedAndUnsolvableSizeExpressions) {
+  auto built = testing::BuildText(R"(
+@T.prim_func
+def quad(A: T.Buffer((n * 4,), "int32"), m: T.int32):
+    for i in range(n):
+        A[i * 4] = n + m
+)",
+                                  "clang");
+  EXPECT_EQ(built.log, "");
+  Function f = built.module->GetFunction("quad").value();
+  Tensor a = Empty({12}, testing::I32());
+  f(a, 1);
+  EXPECT_EQ(Data<int32_t>(a)[8], 4);
+  Tensor a10 = Empty({10}, testing::I32());
+  ExpectCallError(f, "ValueError", "quad: A.shape[0]: expected n * 4 (a multiple of 4), got 10",
+                  a10, 1);
+  testing::ExpectError(
+      [] {
+        codegen::GenerateC(ir::ParseModule(R"(
+@T.prim_func
+def mn(A: T.Buffer((n * m,), "float32")):
+    A[0] = T.float32(0)
+)"));
+      },
+      "ValueError",
+      {"mn: A.shape[0]: cannot bind the size n * m from the argument (n, m not bound by an "
+       "earlier parameter or dimension)"});
+}
+
+TEST(HostWrapperBinding, PythonGlobalIsRegistered) {
+  auto f = tvm::ffi::Function::GetGlobal("tessel.codegen.GenerateC");
+  ASSERT_TRUE(f.has_value());
+  std::string c = (*f)(ir::ParseModule(kSignature)).cast<tvm::ffi::String>();
+  EXPECT_EQ(c, codegen::GenerateC(ir::ParseModule(kSignature)));
 }
 
 }  // namespace
