@@ -127,14 +127,12 @@ class BodyVectorizer : public StmtExprMutator {
     Array<PrimExpr> args = VisitArray(op->args);
     bool vector = false;
     for (const PrimExpr& a : args) vector = vector || a.dtype().is_vector();
+    // if_then_else evaluates only the chosen side, which a vector Select cannot promise: it is
+    // vectorized only when evaluating both sides on every lane is harmless. (The C backend has no
+    // vector if_then_else either.)
     if (op->op.same_as(builtin::if_then_else()) && vector) {
-      const PrimExpr& c = args[0];
-      if (c.dtype().is_scalar()) {
-        return Call(op->dtype.with_lanes(lanes_), op->op,
-                    {c, Widen(args[1], lanes_), Widen(args[2], lanes_)}, op->annotations);
-      }
       if (!SafeToSpeculate(args[1]) || !SafeToSpeculate(args[2])) return Fail(GetRef<PrimExpr>(op));
-      return Select(c, Widen(args[1], lanes_), Widen(args[2], lanes_));
+      return Select(Widen(args[0], lanes_), Widen(args[1], lanes_), Widen(args[2], lanes_));
     }
     // Other calls are kept only when they are invariant: evaluating a call once for all lanes
     // is right only when it is pure (or merely reads state, which the loop does not change under

@@ -8,21 +8,22 @@
 //   `A[T.Ramp(2 * min, 2, L)]`;
 // - vectorizable: BufferLoad / BufferStore (only the last index may depend on i: a Ramp or any
 //   vector, i.e. a gather/scatter), arithmetic, comparisons, logic, Select, Cast, Let and LetStmt
-//   (a variable bound to a vector becomes a new vector variable), if_then_else with an invariant
-//   condition (a vector call with a scalar condition) or with a vector condition when neither
-//   branch loads memory, divides or calls anything impure (it becomes a Select, which evaluates
-//   both sides), IfThenElse statements with an invariant condition, AssertStmt with an invariant
+//   (a variable bound to a vector becomes a new vector variable), if_then_else (with an invariant
+//   or a vector condition) when neither branch loads memory, divides or calls anything impure: it
+//   becomes a Select, which evaluates both sides (the C backend has no vector if_then_else),
+//   IfThenElse statements with an invariant condition, AssertStmt with an invariant
 //   condition, and nested serial or unrolled loops whose bounds do not depend on i;
 // - every variable bound inside the body (Let, LetStmt, For) is a fresh variable in the result.
 //
 // The loop stays, as a serial loop (same variable, bounds, body and annotations), when anything
-// else is met: a call other than if_then_else whose arguments depend on i (math ops, call_extern,
-// bitwise ops ...), an impure call even with invariant arguments, a store whose index does not
-// depend on i (every lane would write one element, e.g. a reduction), a vector condition of an
-// IfThenElse statement, an inner loop whose bounds depend on i or that is parallel or thread-bound,
-// Allocate, DeclBuffer, While, AttrStmt, blocks, an Evaluate of anything but a constant, a body
-// that already holds vectors (an inner vectorized loop that succeeded), or a non-constant, zero,
-// negative or unit extent (extent 1 becomes serial; UnrollLoop then removes it).
+// else is met: a call whose arguments depend on i other than such a safe if_then_else (math ops,
+// call_extern, bitwise ops, an if_then_else guarding a load ...), an impure call even with
+// invariant arguments, a store whose index does not depend on i (every lane would write one
+// element, e.g. a reduction), a vector condition of an IfThenElse statement, an inner loop whose
+// bounds depend on i or that is parallel or thread-bound, Allocate, DeclBuffer, While, AttrStmt,
+// blocks, an Evaluate of anything but a constant, a body that already holds vectors (an inner
+// vectorized loop that succeeded), or a non-constant, zero, negative or unit extent (extent 1
+// becomes serial; UnrollLoop then removes it).
 //
 // A constant extent above kMaxVectorLanes (64) is split: a serial loop over extent / 64 chunks of
 // 64 lanes each, then the remainder (extent % 64 lanes) vectorized the same way; a remainder of one

@@ -159,19 +159,18 @@ def f(A: T.Buffer((12,), "float32"), n: T.int32):
 )");
 }
 
-TEST(VectorizeLoop, IfThenElseCalls) {
-  // An invariant condition keeps the call; a vector one with safe branches becomes a Select.
+TEST(VectorizeLoop, IfThenElseWithSafeBranchesBecomesSelect) {
   ExpectVectorize(R"(
 @T.prim_func
 def f(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), n: T.int32):
     for i in T.vectorized(4):
-        A[i] = T.if_then_else(n > 0, B[i], 0)
+        A[i] = T.if_then_else(n > 0, i * 2, 0)
         B[i] = T.if_then_else(i < n, i, n)
 )",
                   R"(
 @T.prim_func
 def f(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), n: T.int32):
-    A[T.Ramp(0, 1, 4)] = T.if_then_else(n > 0, B[T.Ramp(0, 1, 4)], T.Broadcast(0, 4))
+    A[T.Ramp(0, 1, 4)] = T.Select(T.Broadcast(n > 0, 4), T.Ramp(0, 2, 4), T.Broadcast(0, 4))
     B[T.Ramp(0, 1, 4)] = T.Select(T.Ramp(0, 1, 4) < T.Broadcast(n, 4), T.Ramp(0, 1, 4), T.Broadcast(n, 4))
 )");
 }
@@ -274,6 +273,13 @@ def f(A: T.Buffer((4,), "float32")):
 def f(A: T.Buffer((4,), "float32"), n: T.int32):
     for i in T.vectorized(4):
         A[i] = T.if_then_else(i < n, A[i + 1], T.float32(0))
+)");
+  // The same with an invariant condition: the guarded load must not run when it is false.
+  ExpectSerial(R"(
+@T.prim_func
+def f(A: T.Buffer((4,), "float32"), n: T.int32):
+    for i in T.vectorized(4):
+        A[i] = T.if_then_else(n > 0, A[i + 1], T.float32(0))
 )");
   // An allocation inside.
   ExpectSerial(R"(
