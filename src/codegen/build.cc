@@ -16,7 +16,10 @@
 #include <fstream>
 #include <sstream>
 
-#ifndef _WIN32
+#ifdef _WIN32
+#include <process.h>
+#define getpid _getpid
+#else
 #include <sys/stat.h>
 #include <unistd.h>
 #endif

@@ -6,6 +6,7 @@
 #include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -167,6 +168,28 @@ TEST_F(CompileC, CompilerComesFromTesselCcThenCc) {
   EXPECT_EQ(CompileCommand().front(), "env");
   ScopedEnv tessel_cc("TESSEL_CC", "cc");
   EXPECT_EQ(CompileCommand().front(), "cc");
+}
+
+TEST_F(CompileC, CompilerWithoutOpenMPDropsTheFlagAndWarnsOnce) {
+  // A compiler that refuses -fopenmp: a script in front of cc.
+  fs::path script = dir_ / "noompcc";
+  std::ofstream(script) << "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -fopenmp ] && exit 1; done\n"
+                           "exec cc \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  ScopedEnv cc("TESSEL_CC", script.c_str());
+  ::testing::internal::CaptureStderr();
+  std::vector<std::string> cmd = CompileCommand();
+  fs::path out = dir_ / "serial.so";
+  CompileCSource(kSource, out.string());
+  CompileCSource(kSource, out.string());
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(cmd.begin(), cmd.end(), "-fopenmp"), 0);
+  size_t first = err.find("does not support -fopenmp");
+  EXPECT_NE(first, std::string::npos) << err;
+  EXPECT_EQ(err.find("does not support -fopenmp", first + 1), std::string::npos) << err;
+  // Without OpenMP the parallel loop runs on one thread, with the same result.
+  tvm::ffi::Module mod = tvm::ffi::Module::LoadFromFile(out.string());
+  EXPECT_EQ(mod->GetFunction("sum_to").value()(1000).cast<int64_t>(), 499500);
 }
 
 TEST_F(CompileC, SameSourceGivesByteIdenticalLibraries) {
