@@ -330,3 +330,73 @@ def k(A: T.Buffer((8, 8), "float32")):
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// Many constructs at once, compiled by gcc and clang with no diagnostics, then run.
+TEST(CodegenC, KitchenSinkCompilesCleanWithGccAndClang) {
+  std::string c = codegen::GenerateC(ir::ParseModule(R"(
+@T.prim_func
+def sink(A: T.Buffer((16,), "float16"), B: T.Buffer((16,), "int8"), C: T.Buffer((16,), "uint64"),
+         D: T.Buffer((16,), "bool"), E: T.Buffer((16,), "int64"), F: T.Buffer((16,), "float16"),
+         G: T.Buffer((16,), "float32"), H: T.Buffer((16,), "int32"), s: T.int64):
+    for i in T.unroll(4):
+        F[T.Ramp(i * 4, 1, 4)] = A[T.Ramp(i * 4, 1, 4)] * A[T.Ramp(i * 4, 1, 4)] + T.Broadcast(T.float16(1), 4)
+        D[T.Ramp(i * 4, 1, 4)] = E[T.Ramp(i * 4, 1, 4)] < T.Broadcast(T.int64(5), 4)
+        G[T.Ramp(i * 4, 1, 4)] = T.Select(D[T.Ramp(i * 4, 1, 4)], T.Cast("float32x4", A[T.Ramp(i * 4, 1, 4)]), T.Broadcast(T.float32(-1), 4))
+    for i in range(16):
+        B[i] = B[i] * T.int8(3) + T.int8(100)
+        C[i] = (C[i] << T.uint64(1)) - T.uint64(1)
+        x: T.int64 = E[i] * s
+        if x > T.int64(10):
+            E[i] = T.Let(y * y, where={y: x})
+        else:
+            E[i] = T.abs(x) + T.Cast("int64", T.clz(T.Cast("int32", x)))
+        H[i] = T.reinterpret("int32", G[i]) >> 23
+    j = T.int32()
+    while H[0] > 1000:
+        H[0] = H[0] // 2
+)"));
+  for (const char* cc : {"gcc", "clang"}) {
+    auto built = testing::CompileAndLoad(c, cc);
+    EXPECT_EQ(built.log, "") << cc << "\n" << c;
+    std::vector<Tensor> t;
+    DLDataType dts[] = {testing::F16(),
+                        DLDataType{kDLInt, 8, 1},
+                        DLDataType{kDLUInt, 64, 1},
+                        DLDataType{kDLBool, 8, 1},
+                        testing::I64(),
+                        testing::F16(),
+                        testing::F32(),
+                        testing::I32()};
+    for (DLDataType dt : dts) t.push_back(Empty({16}, dt));
+    for (int k = 0; k < 16; ++k) {
+      Data<uint16_t>(t[0])[k] = 0x4000;  // 2.0
+      Data<int8_t>(t[1])[k] = static_cast<int8_t>(k * 10);
+      Data<uint64_t>(t[2])[k] = k;
+      Data<int64_t>(t[4])[k] = k - 3;
+    }
+    built.module->GetFunction("sink").value()(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7],
+                                              int64_t{2});
+    for (int k = 0; k < 16; ++k) {
+      SCOPED_TRACE(k);
+      EXPECT_EQ(Data<uint16_t>(t[5])[k], 0x4500);  // 2 * 2 + 1 = 5
+      EXPECT_EQ(Data<uint8_t>(t[3])[k], k - 3 < 5 ? 1 : 0);
+      EXPECT_EQ(Data<float>(t[6])[k], k - 3 < 5 ? 2.0f : -1.0f);
+      EXPECT_EQ(Data<int8_t>(t[1])[k], static_cast<int8_t>(static_cast<uint8_t>(k * 30 + 100)));
+      EXPECT_EQ(Data<uint64_t>(t[2])[k], uint64_t(k) * 2 - 1);
+      int64_t x = (k - 3) * 2;
+      int64_t want =
+          x > 10 ? x * x
+                 : (x < 0 ? -x : x) + (x == 0 ? 32 : __builtin_clz(static_cast<uint32_t>(x)));
+      EXPECT_EQ(Data<int64_t>(t[4])[k], want);
+    }
+    // H[k] = G[k]'s bits >> 23, arithmetic: 2.0f -> 128, -1.0f (0xBF800000) -> -129.
+    EXPECT_EQ(Data<int32_t>(t[7])[0], 128);
+    EXPECT_EQ(Data<int32_t>(t[7])[15], -129);
+  }
+}
+
+}  // namespace
+}  // namespace tessel
