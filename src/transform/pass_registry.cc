@@ -1,5 +1,7 @@
 // The registry's list of built-in passes: each pass's factory, registered under the name it
 // reports. Add a pass here when its header lands.
+#include <tessel/transform/flatten_buffer.h>
+#include <tessel/transform/lower_blocks.h>
 #include <tessel/transform/lower_intrinsics.h>
 #include <tessel/transform/pass.h>
 #include <tessel/transform/simplify.h>
@@ -13,6 +15,8 @@ namespace transform {
 
 TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("VerifyWellFormed", VerifyWellFormedPass);
+  RegisterPass("LowerBlocks", LowerBlocksPass);
+  RegisterPass("FlattenBuffer", FlattenBufferPass);
   RegisterPass("Simplify", [] {
     return CreateModulePass([](IRModule mod) { return Simplify(mod); }, 1, "Simplify");
   });

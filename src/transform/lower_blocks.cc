@@ -1,0 +1,326 @@
+// The LowerBlocks pass (contract in include/tessel/transform/lower_blocks.h).
+//
+// One top-down mutator. Entering a BlockRealize it records, for the block's scope, the value of
+// each iteration variable and each matched buffer's source; every expression below is rewritten
+// through those records, so nested blocks see their ancestors' substitutions in their own
+// iter_values, predicates and match regions. Variables are bound once in well-formed IR, so a
+// record never needs undoing when its scope ends.
+#include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
+#include <tessel/transform/lower_blocks.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/reflection/registry.h>
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "transform/buffer_layout.h"
+
+namespace tessel {
+namespace transform {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+namespace {
+
+bool IsConstTrue(const PrimExpr& e) {
+  std::optional<int64_t> v = AsConstInt(e);
+  return v && *v != 0;
+}
+
+bool IsConstZero(const PrimExpr& e) {
+  std::optional<int64_t> v = AsConstInt(e);
+  return v && *v == 0;
+}
+
+// Where a matched buffer's element (i0, ..., ir-1) lives: source[prefix..., min_k + i_k ...].
+struct MatchTarget {
+  Buffer source;
+  // One min per source dimension; the matched buffer's dimensions line up with the last ones.
+  std::vector<PrimExpr> mins;
+};
+
+class BlockLowerer : public StmtExprMutator {
+ public:
+  explicit BlockLowerer(const PrimFunc& func) {
+    for (const Var& p : func->params) bound_.insert(p.get());
+    for (const auto& kv : func->buffer_map) DeclareBufferFields(kv.second);
+  }
+
+  using StmtExprMutator::VisitExpr;
+  using StmtExprMutator::VisitExpr_;
+  using StmtExprMutator::VisitStmt;
+  using StmtExprMutator::VisitStmt_;
+
+  PrimExpr VisitExpr_(const VarNode* op) override {
+    auto it = vmap_.find(op);
+    return it == vmap_.end() ? GetRef<PrimExpr>(op) : it->second;
+  }
+
+  PrimExpr VisitExpr_(const BufferLoadNode* op) override {
+    Array<PrimExpr> idx = VisitArray(op->indices);
+    auto it = match_.find(op->buffer.get());
+    if (it != match_.end()) return BufferLoad(it->second.source, Retarget(it->second, idx));
+    Buffer buf = Remap(op->buffer);
+    if (buf.same_as(op->buffer) && idx.same_as(op->indices)) return GetRef<PrimExpr>(op);
+    return BufferLoad(buf, idx);
+  }
+
+  Stmt VisitStmt_(const BufferStoreNode* op) override {
+    PrimExpr value = VisitExpr(op->value);
+    Array<PrimExpr> idx = VisitArray(op->indices);
+    auto it = match_.find(op->buffer.get());
+    if (it != match_.end()) {
+      return BufferStore(it->second.source, value, Retarget(it->second, idx));
+    }
+    Buffer buf = Remap(op->buffer);
+    if (buf.same_as(op->buffer) && value.same_as(op->value) && idx.same_as(op->indices)) {
+      return GetRef<Stmt>(op);
+    }
+    return BufferStore(buf, value, idx);
+  }
+
+  Stmt VisitStmt_(const DeclBufferNode* op) override {
+    Buffer buf = Remap(op->buffer);
+    Stmt body = VisitStmt(op->body);
+    if (buf.same_as(op->buffer) && body.same_as(op->body)) return GetRef<Stmt>(op);
+    return DeclBuffer(buf, body);
+  }
+
+  Stmt VisitStmt_(const ForNode* op) override {
+    bound_.insert(op->loop_var.get());
+    return StmtExprMutator::VisitStmt_(op);
+  }
+  Stmt VisitStmt_(const LetStmtNode* op) override {
+    bound_.insert(op->var.get());
+    return StmtExprMutator::VisitStmt_(op);
+  }
+  Stmt VisitStmt_(const AllocateNode* op) override {
+    bound_.insert(op->buffer_var.get());
+    return StmtExprMutator::VisitStmt_(op);
+  }
+  Stmt VisitStmt_(const AttrStmtNode* op) override {
+    if (auto v = op->node.as<Var>()) bound_.insert(v->get());
+    return StmtExprMutator::VisitStmt_(op);
+  }
+
+  Stmt VisitStmt_(const BlockNode* op) override {
+    TVM_FFI_THROW(ValueError) << "LowerBlocks: block \"" << op->name_hint
+                              << "\" is not inside a BlockRealize";
+    TVM_FFI_UNREACHABLE();
+  }
+
+  Stmt VisitStmt_(const BlockRealizeNode* op) override {
+    const BlockNode* block = op->block.get();
+    // The predicate and values are evaluated outside the block: before its own records exist.
+    PrimExpr predicate = VisitExpr(op->predicate);
+    Array<PrimExpr> values = VisitArray(op->iter_values);
+
+    PrimExpr init_guard;
+    bool has_reduce = false;
+    for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+      const IterVar& iv = block->iter_vars[i];
+      bound_.insert(iv->var.get());
+      if (iv->iter_type == IterVarType::kCommReduce) {
+        has_reduce = true;
+        PrimExpr at_min = eq(values[i], VisitExpr(iv->dom->min));
+        init_guard = init_guard.defined() ? logical_and(init_guard, at_min) : at_min;
+      }
+      vmap_[iv->var.get()] = values[i];
+    }
+    for (const MatchBufferRegion& m : block->match_buffers) Match(block, m);
+
+    std::vector<Buffer> allocs;
+    for (const Buffer& b : block->alloc_buffers) {
+      bound_.insert(b->data.get());
+      allocs.push_back(Remap(b));
+    }
+
+    std::vector<Stmt> seq;
+    if (block->init) {
+      if (!has_reduce) {
+        TVM_FFI_THROW(ValueError) << "LowerBlocks: block \"" << block->name_hint
+                                  << "\" has T.init() but no reduce axis (T.axis.reduce)";
+      }
+      Stmt init = VisitStmt(*block->init);
+      if (IsConstTrue(init_guard)) {
+        seq.push_back(init);
+      } else if (!IsConstZero(init_guard)) {
+        seq.push_back(IfThenElse(init_guard, init));
+      }
+    }
+    seq.push_back(VisitStmt(block->body));
+    Stmt body = SeqStmt::Flatten(seq);
+
+    for (size_t i = allocs.size(); i-- > 0;) {
+      const Buffer& b = allocs[i];
+      body = Allocate(b->data, b->dtype, AllocationExtents(b), Bool(true), DeclBuffer(b, body));
+    }
+    if (!IsConstTrue(predicate)) body = IfThenElse(predicate, body);
+    return body;
+  }
+
+ private:
+  // A buffer whose shape, strides or offset mention substituted variables, re-declared with the
+  // substituted values (the same object when none changed).
+  Buffer Remap(const Buffer& buf) {
+    if (vmap_.empty()) return buf;
+    auto it = bmap_.find(buf.get());
+    if (it != bmap_.end()) return it->second;
+    Array<PrimExpr> shape = VisitArray(buf->shape);
+    Array<PrimExpr> strides = VisitArray(buf->strides);
+    PrimExpr offset = VisitExpr(buf->elem_offset);
+    Buffer out = buf;
+    if (!shape.same_as(buf->shape) || !strides.same_as(buf->strides) ||
+        !offset.same_as(buf->elem_offset)) {
+      out = Buffer(buf->name, buf->data, buf->dtype, shape, strides, offset, buf->scope,
+                   buf->data_alignment, buf->offset_factor);
+    }
+    // Only cache a rewrite: an unchanged buffer may still change once a later record exists.
+    if (!out.same_as(buf)) bmap_.emplace(buf.get(), out);
+    return out;
+  }
+
+  void DeclareBufferFields(const Buffer& buf) {
+    bound_.insert(buf->data.get());
+    auto declare = [&](const PrimExpr& e) {
+      if (const auto* v = e.as<VarNode>()) bound_.insert(v);
+    };
+    for (const PrimExpr& e : buf->shape) declare(e);
+    for (const PrimExpr& e : buf->strides) declare(e);
+    declare(buf->elem_offset);
+  }
+
+  Array<PrimExpr> Retarget(const MatchTarget& t, const Array<PrimExpr>& idx) {
+    size_t lead = t.mins.size() - idx.size();
+    Array<PrimExpr> out;
+    for (size_t k = 0; k < t.mins.size(); ++k) {
+      out.push_back(k < lead ? t.mins[k] : add(t.mins[k], idx[k - lead]));
+    }
+    return out;
+  }
+
+  // `expected` is what the match gives a field of the matched buffer declared as `declared`: a
+  // variable nothing else binds takes it; with `check`, a constant must agree.
+  void BindField(const BlockNode* block, const Buffer& buf, const std::string& what,
+                 const PrimExpr& declared, const PrimExpr& expected, bool check) {
+    if (const auto* v = declared.as<VarNode>()) {
+      if (!bound_.count(v) && !vmap_.count(v)) {
+        vmap_[v] = expected;
+        return;
+      }
+    }
+    if (!check) return;
+    std::optional<int64_t> a = AsConstInt(VisitExpr(declared)), b = AsConstInt(expected);
+    if (a && b && *a != *b) {
+      TVM_FFI_THROW(ValueError) << "LowerBlocks: block \"" << block->name_hint
+                                << "\": match_buffer " << buf->name << ": " << what << " is " << *a
+                                << " but the source region gives " << *b;
+    }
+  }
+
+  void Match(const BlockNode* block, const MatchBufferRegion& m) {
+    const Buffer& buf = m->buffer;
+    // The region in terms of the ultimate source (a matched buffer of an enclosing block
+    // resolves to that block's source).
+    Array<PrimExpr> mins, extents;
+    for (const Range& r : m->source->region) {
+      mins.push_back(VisitExpr(r->min));
+      extents.push_back(VisitExpr(r->extent));
+    }
+    MatchTarget target;
+    auto outer = match_.find(m->source->buffer.get());
+    if (outer != match_.end()) {
+      target.source = outer->second.source;
+      Array<PrimExpr> abs = Retarget(outer->second, mins);
+      target.mins.assign(abs.begin(), abs.end());
+      size_t lead = abs.size() - mins.size();
+      Array<PrimExpr> full_extents;
+      for (size_t k = 0; k < lead; ++k) full_extents.push_back(MakeConst(extents[0].dtype(), 1));
+      for (const PrimExpr& e : extents) full_extents.push_back(e);
+      extents = full_extents;
+    } else {
+      target.source = Remap(m->source->buffer);
+      target.mins.assign(mins.begin(), mins.end());
+    }
+    size_t rank = buf->shape.size(), src_rank = target.mins.size();
+    if (rank > src_rank) {
+      TVM_FFI_THROW(ValueError) << "LowerBlocks: block \"" << block->name_hint
+                                << "\": match_buffer " << buf->name << " has " << rank
+                                << " dimensions, more than its source region's " << src_rank;
+    }
+    size_t lead = src_rank - rank;
+    std::vector<PrimExpr> src_strides = StridesOf(target.source);
+    PrimExpr offset = target.source->elem_offset;
+    for (size_t k = 0; k < src_rank; ++k) offset = add(offset, mul(target.mins[k], src_strides[k]));
+
+    bound_.insert(buf->data.get());
+    vmap_[buf->data.get()] = target.source->data;
+    for (size_t k = 0; k < rank; ++k) {
+      BindField(block, buf, "shape[" + std::to_string(k) + "]", buf->shape[k], extents[lead + k],
+                true);
+    }
+    for (size_t k = 0; k < buf->strides.size(); ++k) {
+      BindField(block, buf, "strides[" + std::to_string(k) + "]", buf->strides[k],
+                src_strides[lead + k], false);
+    }
+    BindField(block, buf, "elem_offset", buf->elem_offset, offset, false);
+    match_.emplace(buf.get(), std::move(target));
+  }
+
+  static Array<PrimExpr> AllocationExtents(const Buffer& b) {
+    if (IsCompact(b)) return b->shape;
+    return {FlatExtent(b)};
+  }
+
+  std::unordered_map<const VarNode*, PrimExpr> vmap_;
+  std::unordered_map<const BufferNode*, Buffer> bmap_;
+  std::unordered_map<const BufferNode*, MatchTarget> match_;
+  // Variables something other than a match_buffer binds (params, loops, lets, iter vars ...).
+  std::unordered_set<const VarNode*> bound_;
+};
+
+bool HasBlock(const Stmt& body) {
+  bool found = false;
+  PostOrderVisit(body, [&](const ObjectRef& n) {
+    if (n.as<BlockRealizeNode>() || n.as<BlockNode>()) found = true;
+  });
+  return found;
+}
+
+}  // namespace
+
+PrimFunc LowerBlocks(const PrimFunc& func) {
+  if (!func.defined()) TVM_FFI_THROW(ValueError) << "LowerBlocks: undefined function";
+  if (!HasBlock(func->body)) return func;
+  Stmt body = BlockLowerer(func).VisitStmt(func->body);
+  if (body.same_as(func->body)) return func;
+  PrimFunc out = func;
+  out.CopyOnWrite()->body = body;
+  return out;
+}
+
+IRModule LowerBlocks(const IRModule& mod) {
+  Map<String, PrimFunc> functions;
+  bool changed = false;
+  for (const auto& kv : mod->functions) {
+    PrimFunc f = LowerBlocks(kv.second);
+    changed = changed || !f.same_as(kv.second);
+    functions.Set(kv.first, f);
+  }
+  if (!changed) return mod;
+  IRModule out = mod;
+  out.CopyOnWrite()->functions = functions;
+  return out;
+}
+
+Pass LowerBlocksPass() {
+  return CreatePrimFuncPass([](PrimFunc f) { return LowerBlocks(f); }, 0, "LowerBlocks");
+}
+
+}  // namespace transform
+}  // namespace tessel
