@@ -121,6 +121,19 @@ struct ProcessResult {
   std::string output;  // stdout and stderr, interleaved
 };
 
+// A pipe whose ends close on exec, so that a process another thread spawns meanwhile cannot hold
+// the write end open (the reader would wait for that process to end).
+bool CloexecPipe(int fds[2]) {
+#ifdef __linux__
+  return pipe2(fds, O_CLOEXEC) == 0;
+#else
+  if (pipe(fds) != 0) return false;
+  fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+  return true;
+#endif
+}
+
 // Runs argv (looked up on PATH) in `cwd`; throws RuntimeError when it cannot be started.
 ProcessResult RunProcess(const std::vector<std::string>& argv, const fs::path& cwd) {
   std::vector<char*> cargv;
@@ -129,21 +142,19 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const fs::path& c
   const std::string dir = cwd.string();
   int out_pipe[2];
   int err_pipe[2];  // carries errno from the child when exec fails; closed by a successful exec
-  if (pipe(out_pipe) != 0) {
+  if (!CloexecPipe(out_pipe)) {
     TVM_FFI_THROW(RuntimeError) << "compile C: pipe: " << std::strerror(errno);
   }
-  if (pipe(err_pipe) != 0) {
+  if (!CloexecPipe(err_pipe)) {
     int e = errno;
     close(out_pipe[0]);
     close(out_pipe[1]);
     TVM_FFI_THROW(RuntimeError) << "compile C: pipe: " << std::strerror(e);
   }
-  fcntl(out_pipe[0], F_SETFD, FD_CLOEXEC);
-  fcntl(err_pipe[0], F_SETFD, FD_CLOEXEC);
-  fcntl(err_pipe[1], F_SETFD, FD_CLOEXEC);
   pid_t pid = fork();
   if (pid == 0) {
-    // Only async-signal-safe calls until exec: the parent may have other threads.
+    // Only async-signal-safe calls until exec: the parent may have other threads. dup2 clears
+    // close-on-exec on stdout and stderr only.
     int fail = 0;
     if (chdir(dir.c_str()) != 0) {
       fail = errno;

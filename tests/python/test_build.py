@@ -155,6 +155,14 @@ def test_build_runs_under_the_pass_context(tmp_path):
     assert any(f.name.endswith("_LowerBlocks_after.py") for f in dump.iterdir())
 
 
+@needs_pipeline
+def test_lower_gives_what_codegen_sees():
+    lowered = tessel.lower(VECTOR_ADD)
+    assert isinstance(lowered, tessel.ir.IRModule)
+    text = tessel.as_text(lowered)
+    assert "T.block" not in text and "vector_add" in text
+
+
 LOADER = textwrap.dedent(
     """
     import sys
@@ -232,8 +240,10 @@ def test_cli_build_writes_library_and_c(tmp_path):
     cli = _cli()
     out, c_out = tmp_path / "va.so", tmp_path / "va.c"
     r = subprocess.run([str(cli), "build", str(VECTOR_ADD), "--target", "c", "-o", str(out),
-                        "--emit-c", str(c_out)], capture_output=True, text=True, timeout=300)
+                        "--emit-c", str(c_out), "--timing"], capture_output=True, text=True,
+                       timeout=300)
     assert r.returncode == 0, r.stderr
+    assert "lower " in r.stderr and " s, cc " in r.stderr
     assert "__tvm_ffi_vector_add" in c_out.read_text()
     assert c_out.read_text() == tessel.build(VECTOR_ADD).get_source()
     a, b, c = _vector_add_args(100)
