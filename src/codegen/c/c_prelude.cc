@@ -286,9 +286,10 @@ TSL_HELPER int64_t tsl_numel(const DLTensor* t) {
   return n;
 }
 
-/* A dimension of extent 1 may have any stride: it is never stepped over. */
+/* A dimension of extent 1 may have any stride: it is never stepped over; nor may any of a tensor
+   without elements. */
 TSL_HELPER int tsl_check_compact(const char* f, const char* p, const DLTensor* t) {
-  if (t->strides == NULL) return 0;
+  if (t->strides == NULL || tsl_numel(t) == 0) return 0;
   int64_t expected = 1;
   for (int d = t->ndim - 1; d >= 0; --d) {
     if (t->shape[d] != 1 && t->strides[d] != expected) {

@@ -146,6 +146,15 @@ TEST_F(CompileC, CommandHasTheFixedFlags) {
   EXPECT_NE(plain.find("-DTESSEL_TEST=1"), std::string::npos) << plain;
 }
 
+TEST_F(CompileC, IdentityNamesTheCompilerAndTheHeaders) {
+  std::string id = CompilerIdentity();
+  EXPECT_TRUE(id.find("gcc") != std::string::npos || id.find("GCC") != std::string::npos ||
+              id.find("clang") != std::string::npos)
+      << id;
+  EXPECT_NE(id.find("c_api.h: "), std::string::npos) << id;
+  EXPECT_EQ(CompilerIdentity(), id);
+}
+
 TEST_F(CompileC, CompilerErrorNamesTheCommandAndTheDiagnostic) {
   fs::path out = dir_ / "bad.so";
   ExpectError([&] { CompileCSource("int f(void) { return undeclared_name; }\n", out.string()); },

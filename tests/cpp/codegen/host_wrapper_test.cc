@@ -150,6 +150,10 @@ TEST_F(HostWrapper, LayoutAndDevice) {
   DLTensor a0 = View(nullptr, 2, zero_shape), b0 = View(nullptr, 1, &zero),
            c0 = View(nullptr, 1, &zero, nullptr, testing::I32());
   f()(&a0, &b0, &c0, 1, 1.0, nullptr);
+  // ... and so are any strides (frameworks report 0 or other values for them).
+  int64_t zero_strides[2] = {0, 0};
+  a0.strides = zero_strides;
+  f()(&a0, &b0, &c0, 1, 1.0, nullptr);
 }
 
 // Declared symbolic strides and element offset are bound from the tensor and reach the kernel.
