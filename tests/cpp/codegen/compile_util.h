@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -46,8 +47,13 @@ struct CompiledC {
 // -fopenmp when `openmp`) and loads the library. With OpenMP the library is linked -z nodelete:
 // unloading it would unload libgomp under its idle worker threads, which then crash. Throws
 // std::runtime_error with the compiler's output when it fails.
-inline CompiledC CompileAndLoad(const std::string& source, const std::string& cc = "cc",
+// An empty `cc` means TESSEL_TEST_CC when set (e.g. "gcc -fsanitize=undefined"), else "cc".
+inline CompiledC CompileAndLoad(const std::string& source, std::string cc = "",
                                 bool openmp = true) {
+  if (cc.empty()) {
+    const char* env = std::getenv("TESSEL_TEST_CC");
+    cc = env != nullptr && *env != '\0' ? env : "cc";
+  }
   char tmpl[] = "/tmp/tessel-cgen-test-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   std::filesystem::path dir(tmpl);
@@ -74,7 +80,7 @@ inline CompiledC CompileAndLoad(const std::string& source, const std::string& cc
 }
 
 // Parses a module in the text format, generates C, compiles and loads it.
-inline CompiledC BuildText(const std::string& text, const std::string& cc = "cc") {
+inline CompiledC BuildText(const std::string& text, const std::string& cc = "") {
   return CompileAndLoad(codegen::GenerateC(ir::ParseModule(text)), cc);
 }
 
