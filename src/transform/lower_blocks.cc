@@ -199,9 +199,19 @@ class BlockLowerer : public StmtExprMutator {
     size_t lead = t.mins.size() - idx.size();
     Array<PrimExpr> out;
     for (size_t k = 0; k < t.mins.size(); ++k) {
-      out.push_back(k < lead ? t.mins[k] : add(t.mins[k], idx[k - lead]));
+      out.push_back(k < lead ? t.mins[k] : Shift(idx[k - lead], t.mins[k]));
     }
     return out;
+  }
+
+  // index + min; a Ramp stays a Ramp (its base moves) so that later passes see a plain vector
+  // access rather than a broadcast sum.
+  static PrimExpr Shift(const PrimExpr& index, const PrimExpr& min) {
+    if (const auto* ramp = index.as<RampNode>()) {
+      PrimExpr base = add(min, ramp->base);
+      if (base.dtype() == ramp->stride.dtype()) return Ramp(base, ramp->stride, ramp->lanes);
+    }
+    return add(min, index);
   }
 
   // `expected` is what the match gives a field of the matched buffer declared as `declared`: a

@@ -192,6 +192,52 @@ def f(A: T.Buffer((16, 4), "float32"), B: T.Buffer((16,), "float32")):
 )");
 }
 
+TEST(LowerBlocks, PredicateGuardsTheAllocationsAndStridedBufferGetsOneExtent) {
+  ExpectLower(R"(
+@T.prim_func
+def f(A: T.Buffer((10,), "float32")):
+    for i in range(12):
+        with T.block("b"):
+            vi = T.axis.spatial(10, i)
+            T.where(i < 10)
+            T.reads()
+            T.writes(A[vi])
+            t = T.alloc_buffer((4, 4), "float32", strides=(8, 1))
+            t[1, 2] = T.float32(1)
+            A[vi] = t[1, 2]
+)",
+              R"(
+@T.prim_func
+def f(A: T.Buffer((10,), "float32")):
+    for i in range(12):
+        if i < 10:
+            t_data = T.allocate([28], "float32", "global")
+            t = T.decl_buffer((4, 4), "float32", data=t_data, strides=(8, 1))
+            t[1, 2] = T.float32(1)
+            A[i] = t[1, 2]
+)");
+}
+
+TEST(LowerBlocks, RampIndexIntoAMatchedBufferStaysARamp) {
+  ExpectLower(R"(
+@T.prim_func
+def f(A: T.Buffer((8, 16), "float32")):
+    for i in range(8):
+        with T.block("row"):
+            vi = T.axis.spatial(8, i)
+            T.reads()
+            T.writes(A[vi, 4:12])
+            row = T.match_buffer(A[vi, 4:12], (8,), "float32")
+            row[0:4] = T.Broadcast(T.float32(1), 4)
+)",
+              R"(
+@T.prim_func
+def f(A: T.Buffer((8, 16), "float32")):
+    for i in range(8):
+        A[i, 4:8] = T.Broadcast(T.float32(1), 4)
+)");
+}
+
 TEST(LowerBlocks, AllocationShapeMentioningAnIterVarIsSubstituted) {
   ExpectLower(R"(
 @T.prim_func
