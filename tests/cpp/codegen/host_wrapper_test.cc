@@ -217,6 +217,39 @@ def mn(A: T.Buffer((n * m,), "float32")):
        "earlier parameter or dimension)"});
 }
 
+TEST(HostWrapperBinding, NegativeSizeGlobalSymbolAndNoParameters) {
+  auto built = testing::BuildText(R"(
+@I.ir_module
+class Module:
+    @T.prim_func
+    def fill(A: T.Buffer((n,), "float32")):
+        T.func_attr({"global_symbol": "fill_ones"})
+        for i in range(n):
+            A[i] = T.float32(1)
+
+    @T.prim_func
+    def nothing():
+        T.evaluate(0)
+)");
+  EXPECT_EQ(built.log, "");
+  EXPECT_FALSE(built.module->GetFunction("fill").has_value());
+  Function f = built.module->GetFunction("fill_ones").value();
+  int64_t minus_one = -1;
+  float storage[4];
+  DLTensor a;
+  std::memset(&a, 0, sizeof(a));
+  a.data = storage;
+  a.device = DLDevice{kDLCPU, 0};
+  a.ndim = 1;
+  a.dtype = testing::F32();
+  a.shape = &minus_one;
+  ExpectCallError(f, "ValueError", "fill_ones: A.shape[0]: expected 0 <= n <= 2147483647, got -1",
+                  &a);
+  Function nothing = built.module->GetFunction("nothing").value();
+  nothing();
+  ExpectCallError(nothing, "TypeError", "nothing: expected 0 arguments, got 1", 1);
+}
+
 TEST(HostWrapperBinding, PythonGlobalIsRegistered) {
   auto f = tvm::ffi::Function::GetGlobal("tessel.codegen.GenerateC");
   ASSERT_TRUE(f.has_value());
