@@ -4,8 +4,10 @@
 #include <tessel/ir/printer.h>
 #include <tessel/transform/vectorize_loop.h>
 
+#include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "../arith/eval.h"
 #include "expect_pass.h"
@@ -329,20 +331,35 @@ def f(A: T.Buffer((4,), "float32")):
 
 // ---- lane-wise soundness: lane k of the vector value equals the scalar body at i = min + k ----
 
-// Lane k of a vector expression as a scalar expression.
-PrimExpr Lane(const PrimExpr& e, int64_t k) {
-  if (e.dtype().is_scalar()) return e;
+// Lane k of a vector expression as a scalar expression; `lets` maps a vector Let variable to the
+// scalar variable standing for its lane k.
+PrimExpr Lane(const PrimExpr& e, int64_t k, std::map<const VarNode*, Var>* lets) {
+  auto lane = [&](const PrimExpr& x) { return Lane(x, k, lets); };
+  if (const auto* v = e.as<VarNode>()) {
+    auto it = lets->find(v);
+    if (it != lets->end()) return it->second;
+  }
+  if (e.dtype().is_scalar() && !e.as<LetNode>()) return e;
   if (const auto* r = e.as<RampNode>()) {
     return Add(r->base, Mul(r->stride, IntImm(r->stride.dtype(), k)));
   }
   if (const auto* b = e.as<BroadcastNode>()) return b->value;
-  if (const auto* c = e.as<CastNode>()) return Cast(c->dtype.element_of(), Lane(c->value, k));
+  if (const auto* c = e.as<CastNode>()) return Cast(c->dtype.element_of(), lane(c->value));
   if (const auto* s = e.as<SelectNode>()) {
-    return Select(Lane(s->condition, k), Lane(s->true_value, k), Lane(s->false_value, k));
+    return Select(lane(s->condition), lane(s->true_value), lane(s->false_value));
   }
-  if (const auto* n = e.as<NotNode>()) return Not(Lane(n->a, k));
+  if (const auto* n = e.as<NotNode>()) return Not(lane(n->a));
+  if (const auto* l = e.as<LetNode>()) {
+    // A scalar Let variable stays (scalar parts of the lanes use it as it is).
+    Var scalar = l->var;
+    if (l->var.dtype().is_vector()) {
+      scalar = Var(l->var->name_hint, l->var.dtype().element_of());
+      (*lets)[l->var.get()] = scalar;
+    }
+    return Let(scalar, lane(l->value), lane(l->body));
+  }
 #define TESSEL_X(Name) \
-  if (const auto* op = e.as<Name##Node>()) return Name(Lane(op->a, k), Lane(op->b, k));
+  if (const auto* op = e.as<Name##Node>()) return Name(lane(op->a), lane(op->b));
   TESSEL_FOR_EACH_BINARY_NODE(TESSEL_X)
   TESSEL_FOR_EACH_CMP_NODE(TESSEL_X)
   TESSEL_FOR_EACH_LOGICAL_NODE(TESSEL_X)
@@ -351,17 +368,23 @@ PrimExpr Lane(const PrimExpr& e, int64_t k) {
   return e;
 }
 
+PrimExpr Lane(const PrimExpr& e, int64_t k) {
+  std::map<const VarNode*, Var> lets;
+  return Lane(e, k, &lets);
+}
+
 class ExprGen {
  public:
   ExprGen(Var i, Var n, uint32_t seed) : i_(std::move(i)), n_(std::move(n)), rng_(seed) {}
 
   PrimExpr Int(int depth) {
-    int pick = Pick(depth <= 0 ? 3 : 11);
+    int pick = Pick(depth <= 0 ? 3 : 12);
     switch (pick) {
       case 0:
         return i_;
       case 1:
-        return n_;
+        return bound_.empty() || Pick(2) ? PrimExpr(n_)
+                                         : PrimExpr(bound_[Pick(static_cast<int>(bound_.size()))]);
       case 2:
         return Int32(Pick(9) - 4);
       case 3:
@@ -378,6 +401,14 @@ class ExprGen {
         return Min(Int(depth - 1), Int(depth - 1));
       case 9:
         return Select(LT(Int(depth - 1), Int(depth - 1)), Int(depth - 1), Int(depth - 1));
+      case 10: {
+        Var y("y");
+        PrimExpr value = Int(depth - 1);
+        bound_.push_back(y);
+        PrimExpr body = Add(Int(depth - 1), y);
+        bound_.pop_back();
+        return Let(y, value, body);
+      }
       default:
         return Cast(DataType::Int(32), Cast(DataType::Int(64), Int(depth - 1)) * Int64Of(depth));
     }
@@ -387,6 +418,8 @@ class ExprGen {
   PrimExpr Int64Of(int depth) { return Cast(DataType::Int(64), Int(depth - 1)); }
   int Pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
   Var i_, n_;
+  // Let variables in scope where the next leaf is made.
+  std::vector<Var> bound_;
   std::mt19937 rng_;
 };
 
@@ -394,7 +427,7 @@ TEST(VectorizeLoop, LanesMatchScalarBody) {
   Var i("i"), n("n");
   Buffer b = MakeBuffer("B", DataType::Int(32), {256});
   ExprGen gen(i, n, 1234);
-  int compared = 0;
+  int compared = 0, vector_lets = 0;
   for (int round = 0; round < 300; ++round) {
     PrimExpr e = gen.Int(3);
     int64_t lanes = round % 2 ? 4 : 7;
@@ -403,6 +436,9 @@ TEST(VectorizeLoop, LanesMatchScalarBody) {
     Stmt out = transform::VectorizeLoop(loop);
     const auto* store = out.as<BufferStoreNode>();
     ASSERT_NE(store, nullptr) << AsText(e) << "\n->\n" << AsText(out);
+    PostOrderVisit(store->value, [&](const ObjectRef& node) {
+      if (const auto* let = node.as<LetNode>()) vector_lets += let->var.dtype().is_vector();
+    });
     for (int64_t nv : {-7, 0, 3, 100}) {
       for (int64_t k = 0; k < lanes; ++k) {
         testing::ExactEvaluator scalar({{i.get(), mn + k}, {n.get(), nv}});
@@ -422,6 +458,7 @@ TEST(VectorizeLoop, LanesMatchScalarBody) {
     }
   }
   EXPECT_GT(compared, 1000);
+  EXPECT_GT(vector_lets, 10);
 }
 
 }  // namespace
