@@ -206,7 +206,7 @@ std::string CompileCached(const std::string& source, const CompileOptions& optio
                           bool* cache_hit) {
   std::string key;
   for (const std::string& a : CompileCommand(options)) key += a + '\n';
-  key += '\n' + source;
+  key += CompilerIdentity() + '\n' + source;
   const fs::path dir = CacheDir();
   const std::string hash = HashName(key);
   // A stored key that differs is a hash collision: the next suffix is tried.

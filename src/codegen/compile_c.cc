@@ -259,6 +259,32 @@ std::string TvmFfiIncludeDir() {
   TVM_FFI_UNREACHABLE();
 }
 
+std::string CompilerIdentity() {
+#ifdef _WIN32
+  return "";
+#else
+  static std::mutex mu;
+  static std::map<std::vector<std::string>, std::string> known;
+  std::vector<std::string> cc = CompilerArgv();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = known.find(cc);
+  if (it != known.end()) return it->second;
+  std::vector<std::string> argv = cc;
+  argv.push_back("--version");
+  ProcessResult run = RunProcess(argv, fs::temp_directory_path());
+  std::string header;
+  std::ifstream in(fs::path(TvmFfiIncludeDir()) / "tvm" / "ffi" / "c_api.h", std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  header = buf.str();
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : header) h = (h ^ c) * 1099511628211ull;
+  std::ostringstream id;
+  id << run.output << "c_api.h: " << header.size() << " bytes, fnv1a " << std::hex << h << "\n";
+  return known.emplace(cc, id.str()).first->second;
+#endif
+}
+
 std::vector<std::string> CompileCommand(const CompileOptions& options) {
 #ifdef _WIN32
   TVM_FFI_THROW(RuntimeError) << "compile C: Windows is not supported yet (tessel drives a "

@@ -7,9 +7,9 @@
 // being attrs["global_symbol"] when set, else the function's name in the module.
 //
 // The build cache (TESSEL_CACHE_DIR, default <temp dir>/tessel-cache-<uid>) is content-addressed:
-// a library is named by a hash of its C source and the compiler command, stored with that key, so
-// building the same source again loads the stored library without compiling, and two processes
-// building at once each write under a temporary name and rename.
+// a library is named by a hash of its C source, the compiler command and CompilerIdentity(),
+// stored with that key, so building the same source again loads the stored library without
+// compiling, and two processes building at once each write under a temporary name and rename.
 #ifndef TESSEL_CODEGEN_BUILD_H_
 #define TESSEL_CODEGEN_BUILD_H_
 

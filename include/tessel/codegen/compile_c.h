@@ -38,6 +38,12 @@ std::string CompileCSource(const std::string& source, const std::string& out_pat
 // library's bytes besides the source is in it.
 std::vector<std::string> CompileCommand(const CompileOptions& options = {});
 
+// What the command line does not say about the compiler and headers that decide the library's
+// bytes: the compiler's `--version` output and the size and a hash of tvm/ffi/c_api.h. Computed
+// once per compiler command and process; a build cache key includes it, so upgrading the compiler
+// or tvm-ffi in place does not reuse stale libraries.
+std::string CompilerIdentity();
+
 // The tvm-ffi header folder handed to the compiler: TESSEL_TVM_FFI_INCLUDE when set, else the
 // `include` folder of the package holding the loaded libtvm_ffi (<pkg>/lib/libtvm_ffi.so ->
 // <pkg>/include). Throws RuntimeError naming what was tried when neither has tvm/ffi/c_api.h.
