@@ -249,3 +249,29 @@ def test_cli_build_writes_library_and_c(tmp_path):
     a, b, c = _vector_add_args(100)
     tvm_ffi.load_module(str(out))["vector_add"](*(tvm_ffi.from_dlpack(x) for x in (a, b, c)))
     np.testing.assert_array_equal(c, a + b)
+
+
+BUILDER = textwrap.dedent(
+    """
+    import sys
+    import tessel
+    mod = tessel.build(open(sys.argv[1]).read())
+    print(mod.library_path, mod.cache_hit)
+    """
+)
+
+
+@needs_pipeline
+def test_two_processes_building_at_once_share_one_cache_entry(tmp_path):
+    env = dict(os.environ, TESSEL_CACHE_DIR=str(tmp_path / "shared"))
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "python"), env.get("PYTHONPATH", "")])
+    procs = [subprocess.Popen([sys.executable, "-c", BUILDER, str(VECTOR_ADD)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+    paths = {out.split()[0] for out, _ in outs}
+    assert len(paths) == 1
+    # One library and its key, no temporary names left behind.
+    assert sorted(f.suffix for f in (tmp_path / "shared").iterdir()) == [".key", ".so"]
