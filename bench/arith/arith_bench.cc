@@ -9,7 +9,10 @@
 // mean per call (a batch slowed by another process does not count). Reported:
 // median, p99 and mean of those per-query times, per kind.
 //
-//   tessel_bench_arith [--corpus FILE] [--reps N] [--verbose]
+// --stages also times each simplify query's stages on their own (the facade's constant pass,
+// Simplify with 0 extension rounds; RewriteSimplify; CanonicalSimplify), for profiling.
+//
+//   tessel_bench_arith [--corpus FILE] [--reps N] [--verbose] [--stages]
 #include <tessel/ir/printer.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/structural_equal.h>
@@ -140,7 +143,7 @@ double TimeCall(F call, int reps) {
 int main(int argc, char** argv) {
   std::string corpus = "bench/arith/corpus.txt";
   int reps = 200;
-  bool verbose = false;
+  bool verbose = false, stages = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--corpus" && i + 1 < argc) {
@@ -149,13 +152,15 @@ int main(int argc, char** argv) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--verbose") {
       verbose = true;
+    } else if (a == "--stages") {
+      stages = true;
     } else {
-      std::cerr << "usage: tessel_bench_arith [--corpus FILE] [--reps N] [--verbose]\n";
+      std::cerr << "usage: tessel_bench_arith [--corpus FILE] [--reps N] [--verbose] [--stages]\n";
       return 2;
     }
   }
   std::vector<Query> queries = ReadCorpus(corpus);
-  std::vector<double> simplify_us, prove_us;
+  std::vector<double> simplify_us, prove_us, constant_us, rewrite_us, canonical_us;
   int want_total = 0, want_met = 0, true_total = 0, true_proved = 0, false_total = 0,
       false_proved = 0;
   for (const Query& q : queries) {
@@ -171,6 +176,12 @@ int main(int argc, char** argv) {
         PrimExpr r;
         for (int w = 0; w < 3; ++w) r = ana.Simplify(e);
         simplify_us.push_back(TimeCall([&] { r = ana.Simplify(e); }, reps));
+        if (stages) {
+          PrimExpr s;
+          constant_us.push_back(TimeCall([&] { s = ana.Simplify(e, 0); }, reps));
+          rewrite_us.push_back(TimeCall([&] { s = ana.RewriteSimplify(e); }, reps));
+          canonical_us.push_back(TimeCall([&] { s = ana.CanonicalSimplify(e); }, reps));
+        }
         if (!q.want.empty()) {
           PrimExpr want;
           if (!session.Parse(q.want, "want", &want)) return 1;
@@ -218,6 +229,11 @@ int main(int argc, char** argv) {
   std::printf("%-10s %8s %12s %12s %12s\n", "call", "queries", "median us", "p99 us", "mean us");
   row("simplify", simplify_us);
   row("can_prove", prove_us);
+  if (stages) {
+    row("constant", constant_us);
+    row("rewrite", rewrite_us);
+    row("canonical", canonical_us);
+  }
   std::printf("simplify as small as the wanted form: %d of %d\n", want_met, want_total);
   std::printf("can_prove proved true conditions: %d of %d\n", true_proved, true_total);
   std::printf("can_prove proved false conditions (unsound): %d of %d\n", false_proved, false_total);

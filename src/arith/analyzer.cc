@@ -270,10 +270,13 @@ class ConstantSimplifier : public ExprMutator {
   PrimExpr VisitExpr(const PrimExpr& e) final { return Known(ExprMutator::VisitExpr(e)); }
 
   using ExprMutator::VisitExpr_;
-#define TESSEL_FOLD_BINARY(Node, helper)                 \
-  PrimExpr VisitExpr_(const Node* op) final {            \
-    PrimExpr a = VisitExpr(op->a), b = VisitExpr(op->b); \
-    return helper(a, b);                                 \
+  // A node whose operands came back unchanged is returned as itself when its helper could only
+  // rebuild it: no allocation, and the bound caches keyed by node stay valid for later stages.
+#define TESSEL_FOLD_BINARY(Node, helper)                  \
+  PrimExpr VisitExpr_(const Node* op) final {             \
+    PrimExpr a = VisitExpr(op->a), b = VisitExpr(op->b);  \
+    if (Unchanged(op, a, b)) return GetRef<PrimExpr>(op); \
+    return helper(a, b);                                  \
   }
   TESSEL_FOLD_BINARY(AddNode, add)
   TESSEL_FOLD_BINARY(SubNode, sub)
@@ -297,10 +300,27 @@ class ConstantSimplifier : public ExprMutator {
   PrimExpr VisitExpr_(const FloorDivNode* op) final { return Division<FloorDiv>(op, floordiv); }
   PrimExpr VisitExpr_(const FloorModNode* op) final { return Division<FloorMod>(op, floormod); }
 
-  PrimExpr VisitExpr_(const NotNode* op) final { return logical_not(VisitExpr(op->a)); }
-  PrimExpr VisitExpr_(const CastNode* op) final { return cast(op->dtype, VisitExpr(op->value)); }
+  PrimExpr VisitExpr_(const NotNode* op) final {
+    PrimExpr a = VisitExpr(op->a);
+    if (a.same_as(op->a) && !IsConstant(a)) return GetRef<PrimExpr>(op);
+    return logical_not(a);
+  }
+  PrimExpr VisitExpr_(const CastNode* op) final {
+    PrimExpr v = VisitExpr(op->value);
+    if (v.same_as(op->value) && !IsConstant(v) && v.dtype() != op->dtype && op->dtype.is_scalar() &&
+        v.dtype().is_scalar()) {
+      return GetRef<PrimExpr>(op);
+    }
+    return cast(op->dtype, v);
+  }
   PrimExpr VisitExpr_(const SelectNode* op) final {
-    return select(VisitExpr(op->condition), VisitExpr(op->true_value), VisitExpr(op->false_value));
+    PrimExpr c = VisitExpr(op->condition), t = VisitExpr(op->true_value),
+             f = VisitExpr(op->false_value);
+    if (c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value) &&
+        !IsConstant(c) && t.dtype() == f.dtype()) {
+      return GetRef<PrimExpr>(op);
+    }
+    return select(c, t, f);
   }
   PrimExpr VisitExpr_(const CallNode* op) final {
     PrimExpr e = ExprMutator::VisitExpr_(op);
@@ -322,9 +342,31 @@ class ConstantSimplifier : public ExprMutator {
   template <typename T, typename F>
   PrimExpr Division(const typename T::ContainerType* op, F helper) {
     PrimExpr a = VisitExpr(op->a), b = VisitExpr(op->b);
+    if (Unchanged(op, a, b)) return GetRef<PrimExpr>(op);
     auto c = AsConstInt(b);
     if (c && *c == 0) return T(a, b);
     return helper(a, b);
+  }
+
+  static bool IsConstant(const PrimExpr& e) {
+    if (const auto* b = e.as<BroadcastNode>()) return IsConstant(b->value);
+    return e->IsInstance<IntImmNode>() || e->IsInstance<FloatImmNode>();
+  }
+  // 0 or 1 (or a broadcast of one): the only constants the helpers simplify against a
+  // non-constant operand (x + 0, x * 1, x * 0, x // 1, x % 1, b and True, ...).
+  static bool IsZeroOrOne(const PrimExpr& e) {
+    if (const auto* b = e.as<BroadcastNode>()) return IsZeroOrOne(b->value);
+    if (const auto* i = e.as<IntImmNode>()) return i->value == 0 || i->value == 1;
+    if (const auto* f = e.as<FloatImmNode>()) return f->value == 0 || f->value == 1;
+    return false;
+  }
+  // The binary helpers of ops.h fold two constant operands, simplify against 0 or 1, collapse
+  // min/max of one object and cast mismatched dtypes: with the same operands and none of these,
+  // they would rebuild op as it is.
+  template <typename N>
+  static bool Unchanged(const N* op, const PrimExpr& a, const PrimExpr& b) {
+    return a.same_as(op->a) && b.same_as(op->b) && !(IsConstant(a) && IsConstant(b)) &&
+           !IsZeroOrOne(a) && !IsZeroOrOne(b) && !a.same_as(b) && a.dtype() == b.dtype();
   }
 
   PrimExpr Known(const PrimExpr& e) {
@@ -351,11 +393,23 @@ PrimExpr Analyzer::Simplify(const PrimExpr& expr, int steps) {
   if (!expr.defined()) TVM_FFI_THROW(ValueError) << "Simplify: undefined expression";
   PrimExpr e = ConstantSimplifier(this)(expr);
   // Rewriting can expose canonical forms and vice versa: run the stages in order until nothing
-  // changes or the step budget is spent.
-  for (int i = 0; i < steps; ++i) {
-    PrimExpr before = e;
-    for (auto& ext : extensions_) e = ext->Simplify(e);
-    if (e.same_as(before)) break;
+  // changes or the step budget is spent. Each stage returns a fixed point of its own (its output
+  // run through it again comes back unchanged), so once every other stage has left the
+  // expression alone, the stage that changed it last need not see it again.
+  const size_t n = extensions_.size();
+  size_t last_changed = n;
+  for (int round = 0; round < steps; ++round) {
+    bool changed = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (i == last_changed && !changed && round > 0) return e;
+      PrimExpr next = extensions_[i]->Simplify(e);
+      if (!next.same_as(e)) {
+        e = std::move(next);
+        last_changed = i;
+        changed = true;
+      }
+    }
+    if (!changed) break;
   }
   return e;
 }
