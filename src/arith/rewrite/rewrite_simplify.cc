@@ -224,10 +224,9 @@ class Rewriter : public ExprMutator {
   int steps() const { return steps_; }
 
   PrimExpr VisitExpr(const PrimExpr& e) final {
-    auto it = done_.find(e.get());
-    if (it != done_.end()) {
-      impure_ = impure_ || it->second.impure;
-      return it->second.result;
+    if (const Done* d = FindDone(e.get())) {
+      impure_ = impure_ || d->impure;
+      return d->result;
     }
     bool outer = impure_;
     impure_ = false;
@@ -235,8 +234,8 @@ class Rewriter : public ExprMutator {
     bool here = impure_ || IsImpureCall(r.get());
     if (!here) r = Post(r);
     impure_ = outer || here;
-    done_.emplace(e.get(), Done{e, r, here});
-    if (!r.same_as(e)) done_.emplace(r.get(), Done{r, r, here});
+    AddDone(e, r, here);
+    if (!r.same_as(e)) AddDone(r, r, here);
     return r;
   }
 
@@ -246,6 +245,28 @@ class Rewriter : public ExprMutator {
     PrimExpr result;
     bool impure;
   };
+
+  // The memo of visited nodes: index expressions are small, so a linear scan of a flat vector
+  // beats hashing (and allocates once); a hash index takes over for large expressions.
+  static constexpr size_t kLinearDone = 48;
+  const Done* FindDone(const Object* key) const {
+    if (done_.size() <= kLinearDone) {
+      for (const Done& d : done_) {
+        if (d.key.get() == key) return &d;
+      }
+      return nullptr;
+    }
+    auto it = done_index_.find(key);
+    return it == done_index_.end() ? nullptr : &done_[it->second];
+  }
+  void AddDone(const PrimExpr& key, const PrimExpr& result, bool impure) {
+    done_.push_back(Done{key, result, impure});
+    if (done_.size() == kLinearDone + 1) {
+      for (size_t i = 0; i < done_.size(); ++i) done_index_.emplace(done_[i].key.get(), i);
+    } else if (done_.size() > kLinearDone + 1) {
+      done_index_.emplace(key.get(), done_.size() - 1);
+    }
+  }
   struct Match {
     const PrimExprNode* hole[kNumHoles] = {};
   };
@@ -292,6 +313,10 @@ class Rewriter : public ExprMutator {
           for (const PrimExpr& f : facts_) {
             if (SameExpr(f.get(), n)) return Bool(true);
           }
+        }
+        if (IsCmp(k)) {
+          ProofResult r = ScaledCompare(k, kids[0], kids[1]);
+          if (r != ProofResult::kUnknown) return Bool(r == ProofResult::kProved);
         }
       }
       if (steps_ >= budget_) return e;
@@ -562,13 +587,94 @@ class Rewriter : public ExprMutator {
     // A rule's side condition between two symbolic values (`i <= n - 1` from `i in [0, n)`):
     // the chains of known comparisons decide it.
     // Against a constant the bounds above already said all that the chains could.
-    if (transitive_ && IsCmp(KindOf(n))) {
+    if (IsCmp(KindOf(n))) {
       const PrimExprNode* kids[3];
       KidsOf(n, KindOf(n), kids);
       if (!kids[0]->IsInstance<IntImmNode>() && !kids[1]->IsInstance<IntImmNode>()) {
-        return transitive_->TryProve(c, ProofStrength::kDefault);
+        if (transitive_) {
+          ProofResult r = transitive_->TryProve(c, ProofStrength::kDefault);
+          if (r != ProofResult::kUnknown) return r;
+        }
+        return ScaledCompare(KindOf(n), kids[0], kids[1]);
       }
     }
+    return ProofResult::kUnknown;
+  }
+
+  // e as x * c + r with a constant c > 0 (r null: no remainder term); false if e has no
+  // constant factor. Says nothing yet about overflow.
+  static bool SplitScaled(const PrimExprNode* e, const PrimExprNode** x, i128* c,
+                          const PrimExprNode** r) {
+    *r = nullptr;
+    if (e->IsInstance<AddNode>()) {
+      const auto* add = static_cast<const AddNode*>(e);
+      if (!SplitScaled(add->a.get(), x, c, r) || *r) return false;
+      *r = add->b.get();
+      return true;
+    }
+    if (!e->IsInstance<MulNode>()) return false;
+    const auto* mul = static_cast<const MulNode*>(e);
+    const PrimExprNode* k = mul->b.get();
+    *x = mul->a.get();
+    if (!k->IsInstance<IntImmNode>()) std::swap(k, *x);
+    if (!k->IsInstance<IntImmNode>()) return false;
+    *c = ConstValue(static_cast<const IntImmNode*>(k));
+    return *c > 1;
+  }
+
+  // Whether no step of x * c + r (r may be null) wraps around t, for x in xb.
+  bool ExactScaled(const IntInterval& xb, i128 c, const PrimExprNode* r, DataType t) {
+    IntInterval v = MulInterval(xb, IntInterval{c, c});
+    if (!FitsIn(v, t)) return false;
+    return !r || FitsIn(AddInterval(v, Bound(r)), t);
+  }
+
+  // `c * x + r  cmp  c * y + s` (one common constant factor c > 1) decided from a comparison of
+  // x and y: a - b == c * (x - y) + (r - s) over the integers when no step wraps around, so
+  // `x < y` (x - y <= -1) bounds a - b by -c + max(r - s), and `x <= y` by max(r - s). This is
+  // `i * 4 + j < n * 4` from `i < n` and j in [0, 4). The no-wrap check may use the proved
+  // relation itself: x < y bounds y below by min(x) + 1 (and x above by max(y) - 1) at every
+  // point the facts allow, which is what makes `n * 4` exact for an n known only as `<= 65536`.
+  ProofResult ScaledCompare(ExprKind k, const PrimExprNode* a, const PrimExprNode* b) {
+    if (k == ExprKind::kGT || k == ExprKind::kGE) {
+      std::swap(a, b);
+      k = k == ExprKind::kGT ? ExprKind::kLT : ExprKind::kLE;
+    }
+    if (k != ExprKind::kLT && k != ExprKind::kLE) return ProofResult::kUnknown;
+    DataType t = a->dtype;
+    if (!IsIntScalar(t) || b->dtype != t) return ProofResult::kUnknown;
+    const PrimExprNode *x, *y, *r, *s;
+    i128 c, c2;
+    if (!SplitScaled(a, &x, &c, &r) || !SplitScaled(b, &y, &c2, &s) || c != c2) {
+      return ProofResult::kUnknown;
+    }
+    if (x->dtype != t || y->dtype != t || (r && r->dtype != t) || (s && s->dtype != t)) {
+      return ProofResult::kUnknown;
+    }
+    IntInterval rb = r ? Bound(r) : IntInterval{0, 0};
+    IntInterval sb = s ? Bound(s) : IntInterval{0, 0};
+    if (rb.is_empty() || sb.is_empty()) return ProofResult::kUnknown;
+    // a cmp b holds when a - b <= limit; it fails when b - a <= opp.
+    i128 limit = k == ExprKind::kLT ? -1 : 0;
+    i128 opp = k == ExprKind::kLT ? 0 : -1;
+    i128 hi_rs = rb.hi - sb.lo, hi_sr = sb.hi - rb.lo;
+    // gap 1: u < v is what is needed, gap 0: u <= v.
+    // ru, rv: the remainder terms next to u and v.
+    auto holds = [&](const PrimExprNode* u, const PrimExprNode* ru, const PrimExprNode* v,
+                     const PrimExprNode* rv, int gap) {
+      PrimExpr pu = GetRef<PrimExpr>(u), pv = GetRef<PrimExpr>(v);
+      PrimExpr rel = gap ? PrimExpr(LT(pu, pv)) : PrimExpr(LE(pu, pv));
+      if (Decide(rel) != ProofResult::kProved) return false;
+      IntInterval ub = Bound(u), vb = Bound(v);
+      IntInterval u_in{ub.lo, std::min(ub.hi, vb.hi - gap)};
+      IntInterval v_in{std::max(vb.lo, ub.lo + gap), vb.hi};
+      if (u_in.is_empty() || v_in.is_empty()) return true;  // no point satisfies the facts
+      return ExactScaled(u_in, c, ru, t) && ExactScaled(v_in, c, rv, t);
+    };
+    if (hi_rs - c <= limit && holds(x, r, y, s, 1)) return ProofResult::kProved;
+    if (hi_rs <= limit && holds(x, r, y, s, 0)) return ProofResult::kProved;
+    if (hi_sr - c <= opp && holds(y, s, x, r, 1)) return ProofResult::kDisproved;
+    if (hi_sr <= opp && holds(y, s, x, r, 0)) return ProofResult::kDisproved;
     return ProofResult::kUnknown;
   }
 
@@ -617,7 +723,8 @@ class Rewriter : public ExprMutator {
   int steps_ = 0;
   bool impure_ = false;
   std::vector<PrimExpr> facts_;
-  std::unordered_map<const Object*, Done> done_;
+  std::vector<Done> done_;
+  std::unordered_map<const Object*, size_t> done_index_;
 };
 
 }  // namespace

@@ -294,5 +294,47 @@ TEST(RewriteSimplifySymbolicRange, RangeEndsFollowLaterFacts) {
   }
 }
 
+// `c * x + r  <  c * y + s` from `x < y` and the remainders' bounds, under wrap-around: only
+// where neither side can wrap (here n <= 65536 and n > i >= 0 make n * 4 exact).
+TEST(RewriteSimplifyScaled, ComparisonOfCommonFactor) {
+  using namespace ir;     // NOLINT(build/namespaces)
+  using namespace arith;  // NOLINT(build/namespaces)
+  Var i("i"), j("j"), n("n"), m("m");
+  Map<String, Any> vars{{"i", i}, {"j", j}, {"n", n}, {"m", m}};
+  auto P = [&](const char* text) { return ParseExpr(text, vars); };
+  Analyzer a;
+  a.Bind(i, Range(IntImm(DataType::Int(32), 0), n));
+  a.Bind(j, Range(0, 4));
+  auto expect = [&](const char* before, const char* after) {
+    PrimExpr r = a.Simplify(P(before));
+    EXPECT_TRUE(tvm::ffi::StructuralEqual::Equal(r, P(after)))
+        << before << "\n  gave     " << AsText(r) << "\n  expected " << after;
+  };
+  auto expect_open = [&](const char* text) {
+    PrimExpr r = a.Simplify(P(text));
+    EXPECT_FALSE(r.as<IntImmNode>()) << text << " decided as " << AsText(r);
+    EXPECT_FALSE(a.CanProve(P(text))) << text;
+  };
+  // n unbounded: n = 2^29 + 1 makes n * 4 negative while i = 0 keeps the left side >= 0.
+  expect_open("i * 4 + j < n * 4");
+  {
+    ConstraintScope scope(&a, P("n <= 65536"));
+    expect("i * 4 + j < n * 4", "True");
+    expect("n * 4 > i * 4 + j", "True");
+    expect("n * 4 <= i * 4 + j", "False");
+    expect("T.min(i * 4 + j, n * 4)", "i * 4 + j");
+    EXPECT_TRUE(a.CanProve(P("i * 4 + j < n * 4")));
+    // The remainder must stay below the factor: j + 1 reaches 4.
+    expect_open("i * 4 + (j + 1) < n * 4");
+    // Different factors: the scaled comparison does not apply (and this one is not always true).
+    expect_open("i * 4 + j < n * 2");
+  }
+  {
+    // m only bounded above: m * 4 may wrap, and nothing relates m to i.
+    ConstraintScope scope(&a, P("m <= 65536"));
+    expect_open("i * 4 + j < m * 4");
+  }
+}
+
 }  // namespace
 }  // namespace tessel
