@@ -482,7 +482,7 @@ std::string ExprEmitter::ScalarCall(const CallNode* op, const std::string& name,
     if (t.is_float()) return std::string(t.bits() == 32 ? "fabsf(" : "fabs(") + args[0] + ")";
     if (t.is_int_or_uint()) return "tsl_abs_" + TypeSuffix(t) + "(" + args[0] + ")";
   }
-  if (opname == "ret") Unsupported("op ret (functions returning a value)", fn);
+  if (opname == "ret") Unsupported("op ret inside an expression", fn);
   Unsupported("unsupported op " + opname, fn);
 }
 

@@ -84,6 +84,10 @@ class StmtEmitter : public StmtFunctor<void(const Stmt&)> {
   void VisitStmt_(const EvaluateNode* op) override {
     if (const auto* call = op->value.as<CallNode>()) {
       if (call->op.same_as(builtin::assume())) return;
+      if (call->op.same_as(Op::Get("ret"))) {
+        Return(call->args[0]);
+        return;
+      }
       Line(cg_->Expr(op->value) + ";");
       return;
     }
@@ -142,6 +146,19 @@ class StmtEmitter : public StmtFunctor<void(const Stmt&)> {
       return s;
     }
     return "(" + s + ")";
+  }
+
+  // ret(v): store the value for the wrapper and leave through the cleanup chain like an error.
+  void Return(const PrimExpr& value) {
+    const std::string& fn = cg_->symbol();
+    if (cg_->func_->ret_type.is_void()) Unsupported("ret in a function without a return type", fn);
+    if (parallel_depth_ > 0) Unsupported("ret inside a parallel loop", fn);
+    Line("*tsl_ret_value = " + cg_->Expr(value) + ";");
+    Line("tsl_done = 1;");
+    Jump();
+  }
+  std::string StopCondition() const {
+    return cg_->func_->ret_type.is_void() ? "tsl_err.failed" : "tsl_err.failed || tsl_done";
   }
 
   void Line(const std::string& s) { os_ << std::string(2 * indent_, ' ') << s << "\n"; }
@@ -286,7 +303,7 @@ void StmtEmitter::VisitStmt_(const AllocateNode* op) {
   if (free_label.used) Line(free_label.label + ":");
   Line("free(" + name + ");");
   if (free_label.used) {
-    Line("if (tsl_err.failed) {");
+    Line("if (" + StopCondition() + ") {");
     ++indent_;
     Jump();
     --indent_;
@@ -316,7 +333,9 @@ std::string CEmitter::Kernel(const std::string& kernel_name,
   os << "static int32_t " << kernel_name << "(";
   if (params.empty()) os << "void";
   for (size_t i = 0; i < params.size(); ++i) os << (i ? ", " : "") << params[i];
-  os << ") {\n  tsl_error_t tsl_err;\n  tsl_err.failed = 0;\n" << text;
+  os << ") {\n  tsl_error_t tsl_err;\n  tsl_err.failed = 0;\n";
+  if (!func_->ret_type.is_void()) os << "  int tsl_done = 0;\n  (void)tsl_done;\n";
+  os << text;
   if (body.exit_used()) os << "tsl_exit:\n";
   os << "  return tsl_finish(&tsl_err);\n}\n";
   return os.str();

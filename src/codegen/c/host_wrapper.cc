@@ -353,9 +353,39 @@ std::string WrapperWriter::Write(const std::string& kernel_name,
     kernel_params->push_back(CType(v.dtype()) + " " + names_->Get(v));
     call_args.push_back(names_->Get(v));
   }
+  DataType rt = func_->ret_type;
+  if (!rt.is_void()) {
+    if (!rt.is_scalar() || rt.is_handle()) Unsupported("a return type " + rt.str(), f_);
+    kernel_params->push_back(CType(rt) + "* tsl_ret_value");
+    call_args.push_back("&tsl_ret");
+  }
   std::string call = kernel_name + "(";
   for (size_t i = 0; i < call_args.size(); ++i) call += (i ? ", " : "") + call_args[i];
-  Line("return " + call + ");");
+  call += ")";
+  if (rt.is_void()) {
+    Line("return " + call + ";");
+  } else {
+    // A function that ends without ret returns the dtype's zero.
+    Line(CType(rt) + " tsl_ret = 0;");
+    Line("if (" + call + " != 0) return -1;");
+    if (rt.is_bool()) {
+      Line("result->type_index = kTVMFFIBool;");
+      Line("result->zero_padding = 0;");
+      Line("result->v_int64 = tsl_ret ? 1 : 0;");
+    } else if (rt.is_int_or_uint()) {
+      Line("result->type_index = kTVMFFIInt;");
+      Line("result->zero_padding = 0;");
+      Line("result->v_int64 = (int64_t)tsl_ret;");
+    } else {
+      std::string f = rt.bits() == 16 ? std::string(rt.is_bfloat() ? "tsl_bf16_to_f32(tsl_ret)"
+                                                                   : "tsl_f16_to_f32(tsl_ret)")
+                                      : "tsl_ret";
+      Line("result->type_index = kTVMFFIFloat;");
+      Line("result->zero_padding = 0;");
+      Line("result->v_float64 = (double)" + f + ";");
+    }
+    Line("return 0;");
+  }
   return "TVM_FFI_DLL_EXPORT int __tvm_ffi_" + f_ +
          "(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {\n" +
          os_.str() + "}\n";

@@ -398,5 +398,29 @@ def sink(A: T.Buffer((16,), "float16"), B: T.Buffer((16,), "int8"), C: T.Buffer(
   }
 }
 
+TEST(CodegenC, RetReturnsAValueAndFreesAllocations) {
+  auto built = BuildText(R"(
+@T.prim_func
+def count_positive(A: T.Buffer((n,), "float32")) -> T.int64:
+    buf = T.allocate([n], "int64", "global")
+    acc = T.decl_buffer((n,), "int64", data=buf)
+    acc[0] = T.int64(0)
+    for i in range(n):
+        if A[i] > T.float32(0):
+            acc[0] = acc[0] + T.int64(1)
+        if A[i] > T.float32(100):
+            T.ret(T.int64(-1))
+    T.ret(acc[0])
+)");
+  EXPECT_EQ(built.log, "");
+  Function f = built.module->GetFunction("count_positive").value();
+  Tensor a = Empty({5}, testing::F32());
+  const float xs[] = {1, -2, 3, 0, 5};
+  std::memcpy(Data<float>(a), xs, sizeof(xs));
+  EXPECT_EQ(f(a).cast<int64_t>(), 3);
+  Data<float>(a)[1] = 1000;
+  EXPECT_EQ(f(a).cast<int64_t>(), -1);
+}
+
 }  // namespace
 }  // namespace tessel
