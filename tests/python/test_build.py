@@ -249,6 +249,12 @@ def test_cli_build_writes_library_and_c(tmp_path):
     a, b, c = _vector_add_args(100)
     tvm_ffi.load_module(str(out))["vector_add"](*(tvm_ffi.from_dlpack(x) for x in (a, b, c)))
     np.testing.assert_array_equal(c, a + b)
+    # The text can come from stdin.
+    stdin_out = tmp_path / "stdin.so"
+    r = subprocess.run([str(cli), "build", "-", "-o", str(stdin_out)], input=VECTOR_ADD.read_text(),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert stdin_out.read_bytes() == out.read_bytes()
 
 
 BUILDER = textwrap.dedent(

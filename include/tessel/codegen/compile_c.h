@@ -7,8 +7,9 @@
 // "cc" (split on blanks, like make does, so "ccache gcc" works). -fopenmp is dropped, with a
 // warning printed once, when a probe shows the compiler lacks it. On Linux the library links
 // libtvm_ffi by its soname (no rpath), so it resolves against the libtvm_ffi already loaded by the
-// process that dlopens it; on macOS undefined symbols are looked up at load time instead. Windows
-// is not supported yet.
+// process that dlopens it, and with -z nodelete (an unloaded library would take the OpenMP runtime
+// away from its idle worker threads); on macOS undefined symbols are looked up at load time
+// instead. Windows is not supported yet.
 #ifndef TESSEL_CODEGEN_COMPILE_C_H_
 #define TESSEL_CODEGEN_COMPILE_C_H_
 
