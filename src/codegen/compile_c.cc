@@ -196,7 +196,16 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const fs::path& c
   } while (got < 0 && errno == EINTR);
   close(err_pipe[0]);
   int wstatus = 0;
-  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  pid_t waited;
+  do {
+    waited = waitpid(pid, &wstatus, 0);
+  } while (waited < 0 && errno == EINTR);
+  if (waited < 0) {
+    // ECHILD: the process ignores SIGCHLD, so the exit status is lost; guessing it could take a
+    // failed compile for a success.
+    TVM_FFI_THROW(RuntimeError) << "compile C: cannot get the exit status of '" << argv[0]
+                                << "': " << std::strerror(errno)
+                                << " (is SIGCHLD ignored in this process?)";
   }
   if (got == static_cast<ssize_t>(sizeof(child_errno))) {
     TVM_FFI_THROW(RuntimeError) << "compile C: cannot run the C compiler '" << argv[0]

@@ -1,6 +1,7 @@
 // CompileCSource: a hand-written C library speaking the tvm-ffi safe-call ABI is compiled, loaded
 // through tvm-ffi and called; compiler failures explain themselves; output is byte-reproducible.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <tessel/codegen/compile_c.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/module.h>
@@ -177,6 +178,23 @@ TEST_F(CompileC, CompilerComesFromTesselCcThenCc) {
   EXPECT_EQ(CompileCommand().front(), "env");
   ScopedEnv tessel_cc("TESSEL_CC", "cc");
   EXPECT_EQ(CompileCommand().front(), "cc");
+}
+
+TEST_F(CompileC, IgnoredSigchldIsAnErrorNotAGuess) {
+  // With SIGCHLD ignored the kernel reaps the compiler and its exit status is lost.
+  CompileCommand();  // the OpenMP probe runs before SIGCHLD is ignored
+  struct sigaction ignore {
+  }, old{};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGCHLD, &ignore, &old), 0);
+  std::string error;
+  try {
+    CompileCSource(kSource, (dir_ / "x.so").string());
+  } catch (const tvm::ffi::Error& e) {
+    error = e.message();
+  }
+  sigaction(SIGCHLD, &old, nullptr);
+  EXPECT_NE(error.find("is SIGCHLD ignored in this process?"), std::string::npos) << error;
 }
 
 TEST_F(CompileC, CompilerWithoutOpenMPDropsTheFlagAndWarnsOnce) {
