@@ -2,7 +2,7 @@
 C compiler and loads the library through tvm-ffi::
 
     mod = tessel.build(open("examples/vector_add.py").read())
-    mod["vector_add"](a, b, c)          # or mod.vector_add(a, b, c); tvm-ffi tensors, NumPy via DLPack
+    mod["vector_add"](a, b, c)          # or mod.vector_add(...); tensors via tvm_ffi.from_dlpack
     mod.export_library("vector_add.so") # loadable later by tvm_ffi.load_module alone
 
 Libraries are cached by a hash of their C source and compiler command (TESSEL_CACHE_DIR), so a
@@ -37,7 +37,9 @@ class CompiledModule(Node):
 class Module:
     """A compiled, loaded module. ``mod["name"]`` and ``mod.name`` are its tvm-ffi functions."""
 
-    def __init__(self, compiled: CompiledModule, parse_seconds: float, total_seconds: float) -> None:
+    def __init__(
+        self, compiled: CompiledModule, parse_seconds: float, total_seconds: float
+    ) -> None:
         self._compiled = compiled
         #: Wall time from the input (text, or IR) to the loaded module, in seconds.
         self.compile_seconds = total_seconds
@@ -99,7 +101,9 @@ class Module:
         return name in self.function_names
 
     def __repr__(self) -> str:
-        return f"<tessel.Module {self.function_names} target={self.target!r} at {self.library_path}>"
+        return (
+            f"<tessel.Module {self.function_names} target={self.target!r} at {self.library_path}>"
+        )
 
 
 def _to_module(x: Any, what: str) -> IRModule:
@@ -127,7 +131,9 @@ def _target_str(target: Any) -> str:
         return str(target.str)
     if isinstance(target, str):
         return target
-    raise TypeError(f"target: expected a str or a tessel.target.Target, got {type(target).__name__}")
+    raise TypeError(
+        f"target: expected a str or a tessel.target.Target, got {type(target).__name__}"
+    )
 
 
 def lower(mod: Any, target: Any = "c") -> IRModule:

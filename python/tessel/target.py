@@ -22,7 +22,9 @@ class Target(Node):
 
     def __init__(self, text: str) -> None:
         if not isinstance(text, str):
-            raise TypeError(f"Target: expected a target string such as 'c', got {type(text).__name__}")
+            raise TypeError(
+                f"Target: expected a target string such as 'c', got {type(text).__name__}"
+            )
         self.__init_handle_by_constructor__(ffi_func("tessel.target.Target"), text)
 
     def __str__(self) -> str:
