@@ -1,5 +1,5 @@
 // The C prelude (see c_prelude.h). It is one fixed text so that two builds of the same module give
-// byte-identical C; helpers a kernel does not use cost nothing (static inline).
+// byte-identical C; helpers a kernel does not use cost nothing (static inline, marked unused).
 #include "codegen/c/c_prelude.h"
 
 namespace tessel {
