@@ -152,6 +152,10 @@ TEST_F(BuildTest, CpuTargetRejectsThreadBindings) {
   ir::IRModule mod = ir::ParseModule(ReadExample("loop_kinds.py"), "loop_kinds.py");
   ExpectError([&] { Build(mod, target::Target::Parse("c")); }, "ValueError",
               {"loop_kinds: thread bindings need a GPU target", "loop t is bound to threadIdx.x"});
+  ir::IRModule launched = ir::ParseModule(ReadExample("attr_thread_extent.py"), "a.py");
+  ExpectError([&] { Lower(launched, target::Target::Parse("c")); }, "ValueError",
+              {"attr_thread_extent: thread bindings need a GPU target",
+               "it has a thread_extent attribute"});
 }
 
 TEST_F(BuildTest, OtherTargetsAreNotSupportedYet) {
