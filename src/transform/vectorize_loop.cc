@@ -281,27 +281,41 @@ class LoopVectorizer : public StmtExprMutator {
     const auto* extent = loop->extent.as<IntImmNode>();
     if (!extent || extent->value < 2) return Serial(loop);
     DataType t = loop->loop_var.dtype();
-    if (extent->value <= kMaxVectorLanes) {
-      Stmt body = BodyVectorizer(loop->loop_var, loop->min, static_cast<int>(extent->value))
-                      .Run(loop->body);
-      return body.defined() ? body : Serial(loop);
+    int64_t left = extent->value, offset = 0;
+    Array<Stmt> seq;
+    if (left >= 2 * kMaxVectorLanes) {
+      int64_t chunks = left / kMaxVectorLanes;
+      Var outer(std::string(loop->loop_var->name_hint) + "_chunk", t);
+      PrimExpr chunk_base = add(loop->min, mul(outer, MakeConst(t, kMaxVectorLanes)));
+      Stmt chunk = BodyVectorizer(loop->loop_var, chunk_base, kMaxVectorLanes).Run(loop->body);
+      if (!chunk.defined()) return Serial(loop);
+      seq.push_back(For(outer, MakeConst(t, 0), MakeConst(t, chunks), ForKind::kSerial, chunk));
+      offset = chunks * kMaxVectorLanes;
+      left -= offset;
     }
-    int64_t chunks = extent->value / kMaxVectorLanes, rest = extent->value % kMaxVectorLanes;
-    Var outer(std::string(loop->loop_var->name_hint) + "_chunk", t);
-    PrimExpr chunk_base = add(loop->min, mul(outer, MakeConst(t, kMaxVectorLanes)));
-    Stmt chunk = BodyVectorizer(loop->loop_var, chunk_base, kMaxVectorLanes).Run(loop->body);
-    if (!chunk.defined()) return Serial(loop);
-    Array<Stmt> seq{For(outer, MakeConst(t, 0), MakeConst(t, chunks), ForKind::kSerial, chunk)};
-    PrimExpr rest_base = add(loop->min, MakeConst(t, chunks * kMaxVectorLanes));
-    if (rest == 1) {
-      // The original body, bound nowhere else: the vectorized copies bind fresh variables.
-      seq.push_back(For(loop->loop_var, rest_base, MakeConst(t, 1), ForKind::kSerial, loop->body,
-                        "", loop->annotations));
-    } else if (rest > 1) {
-      Stmt tail = BodyVectorizer(loop->loop_var, rest_base, static_cast<int>(rest)).Run(loop->body);
-      // Whatever vectorizes in 64 lanes vectorizes in fewer.
-      TVM_FFI_ICHECK(tail.defined()) << "VectorizeLoop: remainder of a vectorizable loop failed";
-      seq.push_back(tail);
+    // Pieces of power-of-two lanes, largest first (7 = 4 + 2 + 1): C vector types exist only for
+    // power-of-two sizes.
+    while (left > 0) {
+      int64_t lanes = 1;
+      while (lanes * 2 <= std::min(left, kMaxVectorLanes)) lanes *= 2;
+      PrimExpr base = add(loop->min, MakeConst(t, offset));
+      if (lanes == 1) {
+        // The last single iteration: the original body, bound nowhere else (the vectorized
+        // pieces bind fresh variables).
+        seq.push_back(For(loop->loop_var, base, MakeConst(t, 1), ForKind::kSerial, loop->body, "",
+                          loop->annotations));
+      } else {
+        Stmt piece = BodyVectorizer(loop->loop_var, base, static_cast<int>(lanes)).Run(loop->body);
+        if (!piece.defined()) {
+          // Only the first piece can fail: whatever vectorizes in more lanes vectorizes in fewer.
+          TVM_FFI_ICHECK(seq.empty())
+              << "VectorizeLoop: a later piece of a vectorizable loop failed";
+          return Serial(loop);
+        }
+        seq.push_back(piece);
+      }
+      offset += lanes;
+      left -= lanes;
     }
     return SeqStmt::Flatten(seq);
   }

@@ -2,7 +2,9 @@
 // vector code or a serial loop with the same body; never code that computes something else.
 //
 // A vectorized loop `for i in T.vectorized(min, min + L)` with a constant extent 2 <= L <= 64
-// becomes its body evaluated once on vectors of L lanes (any L, powers of two or not):
+// becomes its body evaluated on vectors: once on L lanes when L is a power of two, else on
+// power-of-two pieces, largest first (7 = 4 + 2 + 1; a last single iteration stays a serial loop of
+// extent 1), since C vector types exist only for power-of-two sizes:
 // - i becomes Ramp(min, 1, L); a loop-invariant scalar mixed with a vector becomes a Broadcast;
 //   integer `+ - *` of a Ramp and an invariant (or of two Ramps) stay Ramps, so `A[2 * i]` loads
 //   `A[T.Ramp(2 * min, 2, L)]`;
@@ -25,10 +27,9 @@
 // vectorized loop that succeeded), or a non-constant, zero, negative or unit extent (extent 1
 // becomes serial; UnrollLoop then removes it).
 //
-// A constant extent above kMaxVectorLanes (64) is split: a serial loop over extent / 64 chunks of
-// 64 lanes each, then the remainder (extent % 64 lanes) vectorized the same way; a remainder of one
-// iteration is a serial loop of extent 1. When the 64-lane body does not vectorize, the whole loop
-// becomes serial.
+// A constant extent of at least 2 * kMaxVectorLanes (128) is split: a serial loop over
+// extent / 64 chunks of 64 lanes each, then the remainder in power-of-two pieces as above. When the
+// first (largest) piece does not vectorize, the whole loop becomes serial.
 //
 // Assumption: the `T.vectorized` annotation asserts that the iterations are independent (no
 // iteration reads what another writes), as in TVM; the pass does not check it. Loops are processed

@@ -39,7 +39,7 @@ def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4
 )");
 }
 
-TEST(VectorizeLoop, AddSevenLanesWithOffsets) {
+TEST(VectorizeLoop, SevenLanesBecomePowerOfTwoPieces) {
   ExpectVectorize(R"(
 @T.prim_func
 def f(A: T.Buffer((8,), "float32"), C: T.Buffer((16,), "float32")):
@@ -49,7 +49,10 @@ def f(A: T.Buffer((8,), "float32"), C: T.Buffer((16,), "float32")):
                   R"(
 @T.prim_func
 def f(A: T.Buffer((8,), "float32"), C: T.Buffer((16,), "float32")):
-    C[T.Ramp(4, 1, 7)] = A[T.Ramp(1, 1, 7)] * A[T.Ramp(0, 1, 7)]
+    C[T.Ramp(4, 1, 4)] = A[T.Ramp(1, 1, 4)] * A[T.Ramp(0, 1, 4)]
+    C[T.Ramp(8, 1, 2)] = A[T.Ramp(5, 1, 2)] * A[T.Ramp(4, 1, 2)]
+    for i in range(7, 8):
+        C[i + 3] = A[i] * A[i - 1]
 )");
 }
 
@@ -430,7 +433,7 @@ TEST(VectorizeLoop, LanesMatchScalarBody) {
   int compared = 0, vector_lets = 0;
   for (int round = 0; round < 300; ++round) {
     PrimExpr e = gen.Int(3);
-    int64_t lanes = round % 2 ? 4 : 7;
+    int64_t lanes = round % 2 ? 4 : 16;
     int64_t mn = round % 5;
     Stmt loop = For(i, Int32(mn), Int32(lanes), ForKind::kVectorized, BufferStore(b, e, {i}));
     Stmt out = transform::VectorizeLoop(loop);
