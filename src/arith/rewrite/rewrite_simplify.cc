@@ -516,9 +516,11 @@ class Rewriter : public ExprMutator {
         exprs[j] = MakeInt(ct, kid[j].c);
         kid[j].t = ct;
       } else {
-        exprs[j] = kid[j].expr;
+        // A sub-condition decided by intervals (below) comes back as a constant.
+        exprs[j] = kid[j].is_const() ? MakeInt(kid[j].t, kid[j].c) : kid[j].expr;
       }
     }
+    if (deciding_ && DecideByIntervals(pn.kind, kid, out)) return true;
     ExprKind k = pn.kind;
     DataType t = kid[0].t;
     if (k == ExprKind::kSelect) {
@@ -538,6 +540,77 @@ class Rewriter : public ExprMutator {
     out->expr = MakeNode(k, exprs);
     out->t = out->expr.dtype();
     return true;
+  }
+
+  static void SetBool(Val* out, bool v) {
+    *out = Val();
+    out->c = v;
+    out->t = DataType::Bool();
+    out->iv = {v, v};
+  }
+
+  // While a rule's condition is built: a comparison whose operands' exact intervals already
+  // decide it, and a logical node with a decided operand, become constants without building
+  // IR (which would then be decided from bounds anyway). Operands of a condition are built
+  // exactly (no step may wrap), so their intervals hold every value they take.
+  static bool DecideByIntervals(ExprKind k, Val* kid, Val* out) {
+    if (IsCmp(k)) {
+      const IntInterval &a = kid[0].iv, &b = kid[1].iv;
+      if (a.is_empty() || b.is_empty()) return false;
+      std::optional<bool> d;
+      switch (k) {
+        case ExprKind::kLT:
+          if (a.hi < b.lo) d = true;
+          if (a.lo >= b.hi) d = false;
+          break;
+        case ExprKind::kLE:
+          if (a.hi <= b.lo) d = true;
+          if (a.lo > b.hi) d = false;
+          break;
+        case ExprKind::kGT:
+          if (a.lo > b.hi) d = true;
+          if (a.hi <= b.lo) d = false;
+          break;
+        case ExprKind::kGE:
+          if (a.lo >= b.hi) d = true;
+          if (a.hi < b.lo) d = false;
+          break;
+        case ExprKind::kEQ:
+          if (a.is_point() && b.is_point() && a.lo == b.lo) d = true;
+          if (a.hi < b.lo || b.hi < a.lo) d = false;
+          break;
+        case ExprKind::kNE:
+          if (a.hi < b.lo || b.hi < a.lo) d = true;
+          if (a.is_point() && b.is_point() && a.lo == b.lo) d = false;
+          break;
+        default:
+          break;
+      }
+      if (!d) return false;
+      SetBool(out, *d);
+      return true;
+    }
+    if (k == ExprKind::kNot) {
+      if (!kid[0].is_const()) return false;
+      SetBool(out, kid[0].c == 0);
+      return true;
+    }
+    if (k == ExprKind::kAnd || k == ExprKind::kOr) {
+      bool absorbing = k == ExprKind::kOr;  // the value that decides: false for and, true for or
+      for (int j = 0; j < 2; ++j) {
+        if (kid[j].is_const() && (kid[j].c != 0) == absorbing) {
+          SetBool(out, absorbing);
+          return true;
+        }
+      }
+      for (int j = 0; j < 2; ++j) {
+        if (kid[j].is_const()) {  // the neutral value: the other operand decides
+          *out = kid[1 - j];
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   ProofResult Decide(const PrimExpr& c) {
@@ -695,7 +768,10 @@ class Rewriter : public ExprMutator {
       if (rule.cond.defined()) {
         Val c;
         // Conditions are always evaluated exactly: a step that overflows decides nothing.
-        if (!Build(rule.cond, rule.cond.root, m, t_hint, false, &c)) return std::nullopt;
+        deciding_ = true;
+        bool built = Build(rule.cond, rule.cond.root, m, t_hint, false, &c);
+        deciding_ = false;
+        if (!built) return std::nullopt;
         if (c.is_const()) {
           if (c.c == 0) return std::nullopt;
         } else if (Decide(c.expr) != ProofResult::kProved) {
@@ -712,6 +788,7 @@ class Rewriter : public ExprMutator {
       if (r.expr.dtype() != e.dtype()) return std::nullopt;
       return r.expr;
     } catch (const tvm::ffi::Error&) {
+      deciding_ = false;
       // A rule whose result is ill-typed for this match (mixed dtypes) does not apply.
       return std::nullopt;
     }
@@ -722,6 +799,8 @@ class Rewriter : public ExprMutator {
   AnalyzerExtension* transitive_;
   int steps_ = 0;
   bool impure_ = false;
+  // Set while a rule's condition is built (DecideByIntervals).
+  bool deciding_ = false;
   std::vector<PrimExpr> facts_;
   std::vector<Done> done_;
   std::unordered_map<const Object*, size_t> done_index_;
