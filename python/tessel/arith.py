@@ -216,11 +216,14 @@ class Analyzer:
     def simplify(self, expr: Any, steps: int = 2) -> PrimExpr:
         """Folds constants and known values, then runs the rewrite and canonical simplifiers
         (those in this build) for up to ``steps`` rounds."""
-        if isinstance(steps, bool) or not isinstance(steps, int):
+        # The common call (an expression, a plain int) takes no helper call: this is per query.
+        if type(steps) is not int:  # bool is not accepted (type(True) is bool)
             raise TypeError(f"simplify: steps must be an int, got {type(steps).__name__}")
         if steps < 0:
             raise ValueError(f"simplify: steps must be >= 0, got {steps}")
-        return self._handle.simplify(_expr(expr, "simplify"), steps)
+        if not isinstance(expr, PrimExpr):
+            expr = _expr(expr, "simplify")
+        return self._handle.simplify(expr, steps)
 
     def rewrite_simplify(self, expr: Any) -> PrimExpr:
         """Only the rewrite-rule simplifier (the expression unchanged if the build has none)."""
