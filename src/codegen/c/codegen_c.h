@@ -122,6 +122,10 @@ class CEmitter {
   void set_externs(std::map<std::string, std::string>* externs) { externs_ = externs; }
 };
 
+// The number of innermost statements one run of a parallel loop executes (parallel_work.cc), as an
+// int64 expression of variables defined outside the loop.
+PrimExpr ParallelWork(const ir::ForNode* loop);
+
 // The host wrapper `__tvm_ffi_<symbol>` of `func`, which calls `kernel_name`. It also decides the
 // kernel's parameter list (returned in kernel_params, C declarations) and defines, in `emitter`,
 // every variable the kernel receives.

@@ -7,6 +7,7 @@
 // what was allocated and the first error reaches the caller.
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
 #include <tvm/ffi/error.h>
 
@@ -23,6 +24,10 @@ using namespace ir;  // NOLINT(build/namespaces)
 // register tiles and small accumulators that lowering creates, and stays far below any thread's
 // stack (OpenMP workers often get only a few MiB, and unrolled or nested code multiplies it).
 constexpr int64_t kMaxStackBytes = 1024;
+// A parallel loop forks threads only when it executes at least this many innermost statements:
+// about 10 to 50 us of work, well above an OpenMP fork/join on an idle machine (1 to 5 us), so a
+// small call stays on the caller's thread (see parallel_work.cc).
+constexpr int64_t kMinParallelWork = 1 << 15;
 
 class StmtEmitter : public StmtFunctor<void(const Stmt&)> {
  public:
@@ -215,8 +220,18 @@ void StmtEmitter::VisitStmt_(const ForNode* op) {
     end = cg_->Expr(Add(op->min, op->extent));
   }
   auto extent_c = AsConstInt(op->extent);
-  if (op->kind == ForKind::kParallel) {
-    Line("#pragma omp parallel for");
+  bool parallel = op->kind == ForKind::kParallel;
+  if (parallel) {
+    PrimExpr work = ParallelWork(op);
+    auto work_c = AsConstInt(work);
+    if (!work_c) {
+      Line("#pragma omp parallel for if(" +
+           cg_->Expr(ge(work, MakeConst(DataType::Int(64), kMinParallelWork))) + ")");
+    } else if (*work_c >= kMinParallelWork) {
+      Line("#pragma omp parallel for");
+    } else {
+      parallel = false;
+    }
   } else if (op->kind == ForKind::kUnrolled && extent_c && *extent_c > 0 && *extent_c <= 1024) {
     Line("#pragma GCC unroll " + std::to_string(*extent_c));
   }
@@ -225,7 +240,6 @@ void StmtEmitter::VisitStmt_(const ForNode* op) {
   std::string i = cg_->VarRef(op->loop_var);
   Line("for (" + cg_->DeclType(op->loop_var) + " " + i + " = " + min + "; " + i + " < " + end +
        "; ++" + i + ") {");
-  bool parallel = op->kind == ForKind::kParallel;
   if (parallel) {
     exits_.push_back({Label("next"), false});
     ++parallel_depth_;

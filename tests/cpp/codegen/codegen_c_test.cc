@@ -50,6 +50,26 @@ TEST(CodegenC, ParallelElementwiseRunsAndIsDeterministic) {
   }
 }
 
+// A parallel loop forks threads only with enough work: never for a small constant trip count,
+// always for a large one, and under a run-time `if` clause for symbolic sizes.
+TEST(CodegenC, ParallelLoopForksOnlyWhenWorthIt) {
+  auto source = [](const std::string& n, const std::string& m) {
+    return codegen::GenerateC(ir::ParseModule(R"(
+@T.prim_func
+def f(A: T.Buffer((N,), "float32")):
+    for i in T.parallel()" + n + R"():
+        for j in range()" + m + R"():
+            A[i * 8 + j] = T.float32(1)
+)"));
+  };
+  std::string small = source("8", "8"), large = source("4096", "8"),
+              symbolic = source("N // 8", "8");
+  EXPECT_EQ(small.find("#pragma omp parallel for"), std::string::npos) << small;
+  EXPECT_NE(large.find("#pragma omp parallel for\n"), std::string::npos) << large;
+  EXPECT_NE(symbolic.find("#pragma omp parallel for if("), std::string::npos) << symbolic;
+  EXPECT_NE(symbolic.find("32768"), std::string::npos) << symbolic;
+}
+
 // Every float16 bit pattern survives load -> float32 -> store; NaNs stay NaNs.
 TEST(CodegenC, Float16RoundTripAndRounding) {
   auto built = BuildText(R"(
@@ -231,10 +251,12 @@ def guard(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
 )");
   EXPECT_EQ(built.log, "");
   Function f = built.module->GetFunction("guard").value();
-  Tensor a = Empty({1000}, testing::F32()), b = Empty({1000}, testing::F32());
-  for (int k = 0; k < 1000; ++k) Data<float>(a)[k] = static_cast<float>(k % 50);
+  // Large enough that the loop forks threads (kMinParallelWork).
+  constexpr int kN = 20000;
+  Tensor a = Empty({kN}, testing::F32()), b = Empty({kN}, testing::F32());
+  for (int k = 0; k < kN; ++k) Data<float>(a)[k] = static_cast<float>(k % 50);
   f(a, b);
-  EXPECT_EQ(Data<float>(b)[999], 50.0f);
+  EXPECT_EQ(Data<float>(b)[kN - 1], 50.0f);
   Data<float>(a)[500] = -1;
   testing::ExpectCallError(f, "RuntimeError", "guard: negative value", a, b);
   Data<float>(a)[500] = 1000;
