@@ -1,8 +1,10 @@
 """`python -m tessel [FILE...]`: the main job of ./scripts/run.sh.
 
-Parses every kernel (default: the repository's examples/*.py), prints each back in canonical form
-and checks that the printed text parses to a structurally equal object. Then prints a few answers
-of the arithmetic analyzer on kernel-style index expressions. Exits 1 on any failure.
+Compiles each CPU example kernel (examples/, see tessel/examples_cpu.py) to C, runs it on random
+data of several shapes, checks the results against NumPy, and prints its compile and run times.
+Parses every kernel (default: the repository's examples/*.py) and checks that its canonical print
+parses back to a structurally equal object (`--print` shows the text). Then prints a few answers of
+the arithmetic analyzer on kernel-style index expressions. Exits 1 on any failure.
 """
 
 from __future__ import annotations
@@ -18,14 +20,44 @@ from .text import as_text, parse
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def run_examples(files: list[Path]) -> int:
+def run_cpu_examples() -> int:
+    """Builds and runs the CPU examples; returns the number that failed."""
+    from .examples_cpu import EXAMPLES_CPU, build_example, check_example
+
+    import os
+    import tempfile
+
+    print("==== CPU examples: built for target c, run, checked against NumPy ====")
+    # A fresh build cache, so that the compile times shown are the C compiler's, not a cache hit.
+    cache = tempfile.TemporaryDirectory(prefix="tessel-main-")
+    os.environ["TESSEL_CACHE_DIR"] = cache.name
+    failures = 0
+    for ex in EXAMPLES_CPU:
+        try:
+            _, compile_s = build_example(ex)
+            times = []
+            for shape in ex.shapes:
+                times.append((shape, check_example(ex, shape, time_runs=20)))
+        except Exception as err:  # report every example, then fail
+            print(f"{ex.name:12} FAILED: {err}", file=sys.stderr)
+            failures += 1
+            continue
+        runs = ", ".join(f"{'x'.join(map(str, s))}: {t * 1e6:.1f} us" for s, t in times)
+        print(f"{ex.name:12} ok  compile {compile_s * 1e3:7.1f} ms  run (median of 20) {runs}")
+    os.environ.pop("TESSEL_CACHE_DIR")
+    cache.cleanup()
+    return failures
+
+
+def run_examples(files: list[Path], show: bool = False) -> int:
     missing = [n for n in ("tessel.ir.ParseText", "tessel.ir.AsText") if get_global_func(n) is None]
     if missing:
         print(f"error: {LIB_PATH} lacks {', '.join(missing)}; cannot read examples", file=sys.stderr)
         return len(files) or 1
     failures = 0
     for path in files:
-        print(f"==== {path.name} ====")
+        if show:
+            print(f"==== {path.name} ====")
         try:
             node = parse(path.read_text(), str(path))
             text = as_text(node)
@@ -34,7 +66,8 @@ def run_examples(files: list[Path]) -> int:
             print(f"FAILED: {err}", file=sys.stderr)
             failures += 1
             continue
-        print(text, end="" if text.endswith("\n") else "\n")
+        if show:
+            print(text, end="" if text.endswith("\n") else "\n")
         # Each parse makes its own free variables (`n = T.int32()`): map them.
         if not ir.structural_equal(node, again, map_free_vars=True):
             print(f"FAILED: {path.name}: printed text does not parse back to an equal object; "
@@ -94,10 +127,14 @@ def analyzer_answers() -> list[tuple[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tessel", description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", type=Path, help="text-format files (default: examples/*.py)")
+    ap.add_argument("--print", action="store_true", help="print each kernel in canonical form")
+    ap.add_argument("--no-run", action="store_true", help="skip building and running the CPU examples")
     args = ap.parse_args(argv)
     files = args.files or sorted(EXAMPLES.glob("*.py"))
     print(f"tessel {__version__} ({LIB_PATH})")
-    failures = run_examples(files) if files else 0
+    run_failures = 0 if (args.no_run or args.files) else run_cpu_examples()
+    print(f"==== text format: parse, print, parse again ({len(files)} files) ====")
+    failures = run_examples(files, show=args.print or bool(args.files)) if files else 0
     if not files:
         print("no examples found")
 
@@ -106,9 +143,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{question:50} -> {answer}" if answer else question)
     if failures:
         print(f"{failures} of {len(files)} examples failed", file=sys.stderr)
-        return 1
-    print(f"{len(files)} examples parsed, printed and round-tripped")
-    return 0
+    else:
+        print(f"{len(files)} examples parsed, printed and round-tripped")
+    if run_failures:
+        print(f"{run_failures} CPU examples failed", file=sys.stderr)
+    return 1 if failures or run_failures else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,131 @@
+"""The CPU examples of the main job: each kernel in examples/ that runs on the CPU, with the shapes to
+try, a random-input maker and a NumPy reference.
+
+`check_example(spec, shape)` builds (once per spec, cached), runs the kernel on fresh random data and
+compares with NumPy; both the main job (`python -m tessel`) and tests/python use it, so what the
+README's first command shows is what the tests check.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@dataclass
+class Example:
+    name: str
+    # Shapes to try: each a tuple handed to `make`. Include sizes that no vector width divides.
+    shapes: list
+    # (rng, shape) -> the kernel's arguments in order; output arrays are zero-filled.
+    make: Callable
+    # The kernel's arguments -> {argument position: expected array}.
+    reference: Callable
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    file: str = ""
+    _module: object = field(default=None, repr=False)
+
+    @property
+    def path(self) -> Path:
+        return EXAMPLES / (self.file or f"{self.name}.py")
+
+
+def _f32(rng, *shape):
+    return rng.standard_normal(shape).astype("float32")
+
+
+def _softmax(a):
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _indices(rng, n, k, dtype):
+    # About a quarter of the indices out of range on either side, to exercise the mode.
+    return rng.integers(-n // 2 - 1, n + n // 2 + 2, size=k).astype(dtype)
+
+
+EXAMPLES_CPU = [
+    Example(
+        "vector_add",
+        shapes=[(1024,), (1000,), (7,), (1,), (100003,)],
+        make=lambda rng, s: [_f32(rng, *s), _f32(rng, *s), np.zeros(s, "float32")],
+        reference=lambda a, b, c: {2: a + b},
+        atol=0.0, rtol=0.0),
+    Example(
+        "matmul",
+        shapes=[(64, 64, 64), (33, 17, 65), (1, 5, 1), (128, 96, 80)],
+        make=lambda rng, s: [_f32(rng, s[0], s[2]), _f32(rng, s[2], s[1]),
+                             np.zeros((s[0], s[1]), "float32")],
+        reference=lambda a, b, c: {2: a @ b},
+        rtol=1e-4, atol=1e-4),
+    Example(
+        "softmax_row",
+        shapes=[(64, 256), (7, 33), (1, 1), (3, 1000)],
+        make=lambda rng, s: [_f32(rng, *s), np.zeros(s, "float32")],
+        reference=lambda a, b: {1: _softmax(a)},
+        rtol=1e-5, atol=1e-6),
+    Example(
+        "take_gather",
+        shapes=[(1000, 64, 32), (5, 3, 17), (1, 1, 4)],
+        make=lambda rng, s: [_f32(rng, s[0], s[1]), _indices(rng, s[0], s[2], "int32"),
+                             np.zeros((s[2], s[1]), "float32")],
+        reference=lambda a, idx, b: {2: a[np.clip(idx, 0, a.shape[0] - 1)]},
+        atol=0.0, rtol=0.0),
+    Example(
+        "take_fill",
+        shapes=[(100, 16, 40), (5, 3, 17), (1, 7, 9)],
+        make=lambda rng, s: [rng.integers(-1000, 1000, size=(s[0], s[1])).astype("int32"),
+                             _indices(rng, s[0], s[2], "int64"), -7,
+                             np.zeros((s[2], s[1]), "int32")],
+        reference=lambda a, idx, fill, b: {3: np.where(
+            ((idx >= 0) & (idx < a.shape[0]))[:, None],
+            a[np.clip(idx, 0, a.shape[0] - 1)], np.int32(fill)).astype("int32")},
+        atol=0.0, rtol=0.0),
+]
+
+
+def build_example(ex: Example):
+    """The example's kernel built for the CPU (cached on the spec) and the build's wall time (s)."""
+    if ex._module is None:
+        from .build import build
+
+        start = time.perf_counter()
+        ex._module = build(ex.path, target="c")
+        ex._compile_seconds = time.perf_counter() - start
+    return ex._module, ex._compile_seconds
+
+
+def _to_ffi(args):
+    import tvm_ffi
+
+    return [tvm_ffi.from_dlpack(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def check_example(ex: Example, shape, seed: int = 0, time_runs: int = 0):
+    """Runs the example on random data of `shape`; raises AssertionError on a mismatch with NumPy.
+    Returns the median run time in seconds over `time_runs` extra calls (0: not timed)."""
+    mod, _ = build_example(ex)
+    func = mod[ex.name]
+    rng = np.random.default_rng(seed)
+    args = ex.make(rng, shape)
+    ffi_args = _to_ffi(args)
+    func(*ffi_args)
+    inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    for pos, want in ex.reference(*inputs).items():
+        np.testing.assert_allclose(args[pos], want, rtol=ex.rtol, atol=ex.atol,
+                                   err_msg=f"{ex.name} shape {shape}")
+    if not time_runs:
+        return 0.0
+    times = []
+    for _ in range(time_runs):
+        start = time.perf_counter()
+        func(*ffi_args)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
