@@ -377,8 +377,8 @@ class ConstantSimplifier : public ExprMutator {
     if (b.is_point()) {
       value = b.lo;
     } else if (t.is_int_or_uint()) {
-      arith::ModularSet m = analyzer_->ModularSet(e);
-      if (m->coeff == 0) value = m->base;
+      auto [coeff, base] = analyzer_->modular_set_analyzer().Eval(e);
+      if (coeff == 0) value = base;
     }
     if (!value || !FitsInDType(t, *value) || !IsPure(e)) return e;
     return IntImm(t, WrapToDType(t, *value));

@@ -309,9 +309,14 @@ void ModularSetAnalyzer::CopyStateFrom(const ModularSetAnalyzer& other) {
 }
 
 ModularSet ModularSetAnalyzer::operator()(const PrimExpr& expr) const {
+  auto [coeff, base] = Eval(expr);
+  return ModularSet(coeff, base);
+}
+
+std::pair<int64_t, int64_t> ModularSetAnalyzer::Eval(const PrimExpr& expr) const {
   if (!expr.defined()) TVM_FFI_THROW(ValueError) << "ModularSet: undefined expression";
   Mod m = Normalize(ModularEvaluator(impl_.get())(expr));
-  return ModularSet(static_cast<int64_t>(m.coeff), static_cast<int64_t>(m.base));
+  return {static_cast<int64_t>(m.coeff), static_cast<int64_t>(m.base)};
 }
 
 void ModularSetAnalyzer::Update(const Var& var, const ModularSet& info, bool allow_override) {

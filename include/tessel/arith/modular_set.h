@@ -10,6 +10,9 @@
 
 #include <tessel/arith/const_int_bound.h>
 
+#include <cstdint>
+#include <utility>
+
 namespace tessel {
 namespace arith {
 
@@ -33,6 +36,8 @@ class Analyzer;
 class ModularSetAnalyzer {
  public:
   ModularSet operator()(const PrimExpr& expr) const;
+  // The same set as {coeff, base}, without making a ModularSet object (for per-node questions).
+  std::pair<int64_t, int64_t> Eval(const PrimExpr& expr) const;
   // var's values lie in info; a different existing binding fails unless allow_override.
   void Update(const Var& var, const ModularSet& info, bool allow_override = false);
   // Records `x % c == k` (floormod or truncmod), `x == e`, and conjunctions of these; the returned

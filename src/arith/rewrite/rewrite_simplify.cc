@@ -649,9 +649,11 @@ class Rewriter : public ExprMutator {
       const PrimExpr& a = eq ? eq->a : ne->a;
       const PrimExpr& bb = eq ? eq->b : ne->b;
       if (!IsIntScalar(a.dtype())) return ProofResult::kUnknown;
-      ModularSet ma = analyzer_->ModularSet(a), mb = analyzer_->ModularSet(bb);
-      i128 g = Gcd(static_cast<i128>(ma->coeff), static_cast<i128>(mb->coeff));
-      i128 diff = static_cast<i128>(ma->base) - mb->base;
+      const ModularSetAnalyzer& mods = analyzer_->modular_set_analyzer();
+      auto [ca, ba] = mods.Eval(a);
+      auto [cb, bb2] = mods.Eval(bb);
+      i128 g = Gcd(static_cast<i128>(ca), static_cast<i128>(cb));
+      i128 diff = static_cast<i128>(ba) - bb2;
       bool differ = g == 0 ? diff != 0 : diff % g != 0;
       bool same = g == 0 && diff == 0;
       if (differ) return eq ? ProofResult::kDisproved : ProofResult::kProved;
