@@ -38,6 +38,16 @@ TESSEL_REGISTER_OP("ret").NumInputs(1).Effect(K::kUpdateState);
 TESSEL_REGISTER_OP("tvm_thread_allreduce").Effect(K::kOpaque);
 TESSEL_REGISTER_OP("tvm_storage_sync").NumInputs(1).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_ldmatrix").Effect(K::kOpaque);
+// GPU synchronization and launch: barriers order memory, so nothing may move across them.
+TESSEL_REGISTER_OP("pdl_trigger").NumInputs(0).Effect(K::kOpaque);
+TESSEL_REGISTER_OP("pdl_sync").NumInputs(0).Effect(K::kOpaque);
+TESSEL_REGISTER_OP("grid_sync").NumInputs(0).Effect(K::kOpaque);
+TESSEL_REGISTER_OP("launch_kernel").Effect(K::kOpaque);
+// Warp shuffles are functions of their arguments on every lane, but every lane of the warp must
+// execute the very same call: kUpdateState keeps Simplify from dropping, merging or hoisting one.
+TESSEL_REGISTER_OP("shfl_xor").NumInputs(3).Effect(K::kUpdateState);
+TESSEL_REGISTER_OP("shfl_down").NumInputs(3).Effect(K::kUpdateState);
+TESSEL_REGISTER_OP("shfl_sync").NumInputs(3).Effect(K::kUpdateState);
 
 // Unary float math: C name in attrs for the C and CUDA backends.
 #define TESSEL_MATH_UNARY(Name) TESSEL_REGISTER_OP(Name).NumInputs(1)

@@ -1,10 +1,13 @@
 // The registry's list of built-in passes: each pass's factory, registered under the name it
 // reports. Add a pass here when its header lands.
 #include <tessel/transform/flatten_buffer.h>
+#include <tessel/transform/inject_shared_barriers.h>
 #include <tessel/transform/lower_blocks.h>
 #include <tessel/transform/lower_intrinsics.h>
+#include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/pass.h>
 #include <tessel/transform/simplify.h>
+#include <tessel/transform/split_host_device.h>
 #include <tessel/transform/unroll_loop.h>
 #include <tessel/transform/vectorize_loop.h>
 #include <tessel/transform/verify_well_formed.h>
@@ -23,6 +26,9 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("VectorizeLoop", VectorizeLoopPass);
   RegisterPass("UnrollLoop", UnrollLoopPass);
   RegisterPass("LowerIntrinsics", LowerIntrinsicsPass);
+  RegisterPass("LowerThreadBinding", LowerThreadBindingPass);
+  RegisterPass("InjectSharedBarriers", InjectSharedBarriersPass);
+  RegisterPass("SplitHostDevice", SplitHostDevicePass);
 }
 
 }  // namespace transform

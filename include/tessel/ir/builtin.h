@@ -9,6 +9,16 @@
 // - assume(c): a fact the author guarantees; the analyzer may use it; it emits no code.
 // - likely(c): c, with a branch hint.
 // - call_extern("dtype", "name", args...): a call to an external C function.
+// GPU only (the C backend rejects them):
+// - tvm_storage_sync("shared"): a barrier of the thread block (__syncthreads).
+// - pdl_trigger(): lets the next kernel on the stream start (griddepcontrol.launch_dependents);
+//   pdl_sync(): waits until the previous kernel's memory is visible (griddepcontrol.wait).
+// - grid_sync(): a barrier of the whole grid (needs a cooperative launch).
+// - launch_kernel("name", gx, gy, gz, bx, by, bz, dyn_shared_bytes, args...): a host-side launch
+//   of the device function `name` of the module; int32 (0 on success).
+// - shfl_xor(v, lane_mask, width), shfl_down(v, delta, width), shfl_sync(v, src_lane, width):
+//   warp shuffles over all 32 lanes (full mask), result of v's dtype. Every lane must execute
+//   them together, so they count as stateful (kUpdateState): never dropped, merged or moved.
 #ifndef TESSEL_IR_BUILTIN_H_
 #define TESSEL_IR_BUILTIN_H_
 
@@ -32,7 +42,15 @@ namespace builtin {
   X(call_extern)                            \
   X(call_pure_extern)                       \
   X(reinterpret)                            \
-  X(address_of)
+  X(address_of)                             \
+  X(tvm_storage_sync)                       \
+  X(pdl_trigger)                            \
+  X(pdl_sync)                               \
+  X(grid_sync)                              \
+  X(launch_kernel)                          \
+  X(shfl_xor)                               \
+  X(shfl_down)                              \
+  X(shfl_sync)
 TESSEL_FOR_EACH_BUILTIN_ACCESSOR(TESSEL_DECLARE_BUILTIN)
 #undef TESSEL_DECLARE_BUILTIN
 

@@ -1,0 +1,408 @@
+// The InjectSharedBarriers pass (contract in include/tessel/transform/inject_shared_barriers.h).
+//
+// One bottom-up walk. Each statement is summarised by the shared buffers it touches before its
+// first guaranteed barrier (exposed: what it may race with above it), after its last one (pending:
+// what may race with what follows), and whether every path through it passes a barrier. A
+// sequence places a barrier before a child whose exposed accesses conflict with what is pending.
+#include <tessel/arith/analyzer.h>
+#include <tessel/ir/builtin.h>
+#include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
+#include <tessel/ir/printer.h>
+#include <tessel/transform/inject_shared_barriers.h>
+#include <tessel/transform/lower_thread_binding.h>
+
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace tessel {
+namespace transform {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+namespace {
+
+bool IsSharedScope(const std::string& s) { return s == "shared" || s == "shared.dyn"; }
+
+bool IsShared(const Buffer& buf) {
+  return IsSharedScope(buf->scope) || IsSharedScope(buf->data->storage_scope);
+}
+
+bool IsBarrier(const Stmt& s) {
+  const auto* ev = s.as<EvaluateNode>();
+  if (!ev) return false;
+  const auto* call = ev->value.as<CallNode>();
+  if (!call) return false;
+  if (call->op.same_as(builtin::grid_sync())) return true;
+  if (!call->op.same_as(builtin::tvm_storage_sync()) || call->args.size() != 1) return false;
+  const auto* scope = call->args[0].as<StringImmNode>();
+  return scope && IsSharedScope(scope->value);
+}
+
+// Typed like the parser types `T.tvm_storage_sync("shared")` (by its argument), so that the
+// barrier prints back as written.
+Stmt MakeBarrier() {
+  StringImm scope("shared");
+  return Evaluate(Call(scope.dtype(), builtin::tvm_storage_sync(), {scope}));
+}
+
+// Shared buffers (by data variable) read and written.
+struct Access {
+  std::set<const VarNode*> reads, writes;
+
+  void Merge(const Access& o) {
+    reads.insert(o.reads.begin(), o.reads.end());
+    writes.insert(o.writes.begin(), o.writes.end());
+  }
+  // Whether `later`, run after this without a barrier in between, may race with it.
+  bool ConflictsWith(const Access& later) const {
+    for (const VarNode* w : writes) {
+      if (later.reads.count(w) || later.writes.count(w)) return true;
+    }
+    for (const VarNode* r : reads) {
+      if (later.writes.count(r)) return true;
+    }
+    return false;
+  }
+};
+
+struct Summary {
+  Access exposed, pending;
+  bool barrier = false;
+};
+
+struct Result {
+  Stmt stmt;
+  Summary sum;
+};
+
+Access ExprAccess(const PrimExpr& e) {
+  Access a;
+  if (!e.defined()) return a;
+  PostOrderVisit(e, [&](const ObjectRef& n) {
+    if (const auto* load = n.as<BufferLoadNode>()) {
+      if (IsShared(load->buffer)) a.reads.insert(load->buffer->data.get());
+    }
+  });
+  return a;
+}
+
+bool ContainsBarrier(const Stmt& s) {
+  bool found = false;
+  PostOrderVisit(s, [&](const ObjectRef& n) {
+    if (const auto* ev = n.as<EvaluateNode>()) found = found || IsBarrier(GetRef<Stmt>(ev));
+  });
+  return found;
+}
+
+bool ReadsMemory(const PrimExpr& e) {
+  bool found = false;
+  PostOrderVisit(e, [&](const ObjectRef& n) { found = found || n.as<BufferLoadNode>(); });
+  return found;
+}
+
+class BarrierInjector {
+ public:
+  explicit BarrierInjector(std::string function) : function_(std::move(function)) {}
+
+  Result Process(const Stmt& s) {
+    if (IsBarrier(s)) return {s, Summary{{}, {}, true}};
+    if (const auto* seq = s.as<SeqStmtNode>()) return ProcessSeq(s, seq->seq);
+    if (const auto* op = s.as<ForNode>()) return ProcessFor(op);
+    if (const auto* op = s.as<WhileNode>()) return ProcessWhile(op);
+    if (const auto* op = s.as<IfThenElseNode>()) return ProcessIf(op);
+    if (const auto* op = s.as<LetStmtNode>()) {
+      if (Divergent(op->value)) divergent_.insert(op->var.get());
+      Result body = Process(op->body);
+      Stmt out = body.stmt.same_as(op->body) ? s : LetStmt(op->var, op->value, body.stmt);
+      return {out, Prefix(ExprAccess(op->value), body.sum)};
+    }
+    if (const auto* op = s.as<AttrStmtNode>()) {
+      if (op->attr_key == "thread_extent") {
+        if (auto v = op->node.as<Var>()) {
+          auto tag = ThreadTagOf(*v);
+          if (tag && tag->rfind("threadIdx", 0) == 0) divergent_.insert(v->get());
+        }
+      }
+      Result body = Process(op->body);
+      Stmt out =
+          body.stmt.same_as(op->body) ? s : AttrStmt(op->node, op->attr_key, op->value, body.stmt);
+      return {out, Prefix(ExprAccess(op->value), body.sum)};
+    }
+    if (const auto* op = s.as<AllocateNode>()) {
+      Result body = Process(op->body);
+      Stmt out = body.stmt.same_as(op->body) ? s
+                                             : Allocate(op->buffer_var, op->dtype, op->extents,
+                                                        op->condition, body.stmt, op->annotations);
+      return {out, body.sum};
+    }
+    if (const auto* op = s.as<DeclBufferNode>()) {
+      Result body = Process(op->body);
+      Stmt out = body.stmt.same_as(op->body) ? s : DeclBuffer(op->buffer, body.stmt);
+      return {out, body.sum};
+    }
+    if (s.as<BlockNode>() || s.as<BlockRealizeNode>()) {
+      TVM_FFI_THROW(ValueError) << "InjectSharedBarriers: run LowerBlocks first (function '"
+                                << function_ << "' has blocks)";
+    }
+    // A leaf: a store, an evaluation, an assertion's condition.
+    Access a;
+    if (const auto* store = s.as<BufferStoreNode>()) {
+      a = ExprAccess(store->value);
+      for (const PrimExpr& i : store->indices) a.Merge(ExprAccess(i));
+      if (IsShared(store->buffer)) a.writes.insert(store->buffer->data.get());
+    } else if (const auto* ev = s.as<EvaluateNode>()) {
+      a = ExprAccess(ev->value);
+    } else if (const auto* as = s.as<AssertStmtNode>()) {
+      a = ExprAccess(as->condition);
+      Result body = Process(as->body);
+      Stmt out =
+          body.stmt.same_as(as->body) ? s : AssertStmt(as->condition, as->message, body.stmt);
+      return {out, Prefix(a, body.sum)};
+    }
+    return {s, Summary{a, a, false}};
+  }
+
+ private:
+  // `a` evaluated right before a statement summarised by `sum`.
+  static Summary Prefix(const Access& a, Summary sum) {
+    sum.exposed.Merge(a);
+    if (!sum.barrier) sum.pending.Merge(a);
+    return sum;
+  }
+
+  Result ProcessSeq(const Stmt& orig, const Array<Stmt>& children) {
+    std::vector<Stmt> out;
+    Summary sum;
+    Access pending;
+    bool changed = false;
+    for (const Stmt& c : children) {
+      Result r = Process(c);
+      changed = changed || !r.stmt.same_as(c);
+      if (pending.ConflictsWith(r.sum.exposed)) {
+        out.push_back(MakeBarrier());
+        changed = true;
+        pending = Access();
+        sum.barrier = true;
+      }
+      if (!sum.barrier) sum.exposed.Merge(r.sum.exposed);
+      if (r.sum.barrier) {
+        pending = r.sum.pending;
+        sum.barrier = true;
+      } else {
+        pending.Merge(r.sum.pending);
+      }
+      out.push_back(r.stmt);
+    }
+    sum.pending = pending;
+    Stmt stmt = changed ? SeqStmt::Flatten(Array<Stmt>(out.begin(), out.end())) : orig;
+    return {stmt, sum};
+  }
+
+  // A loop body that may run again after itself: a barrier at its end when its tail races with
+  // its head.
+  Result LoopBody(const Stmt& body, const Access& head = Access()) {
+    Result r = Process(body);
+    Access next = head;
+    next.Merge(r.sum.exposed);
+    if (r.sum.pending.ConflictsWith(next)) {
+      r.stmt = SeqStmt::Flatten({r.stmt, MakeBarrier()});
+      r.sum.pending = Access();
+      r.sum.barrier = true;
+    }
+    return r;
+  }
+
+  // The summary of a loop running `body` zero or more times (at least once when `runs`).
+  static Summary LoopSummary(const Access& header, const Summary& body, bool runs) {
+    Summary sum;
+    sum.exposed = header;
+    sum.exposed.Merge(body.exposed);
+    sum.barrier = runs && body.barrier;
+    sum.pending = body.pending;
+    if (!sum.barrier) sum.pending.Merge(header);
+    return sum;
+  }
+
+  Result ProcessFor(const ForNode* op) {
+    bool divergent = Divergent(op->min) || Divergent(op->extent);
+    if (divergent) divergent_.insert(op->loop_var.get());
+    Result body = LoopBody(op->body);
+    if (divergent && ContainsBarrier(body.stmt)) {
+      TVM_FFI_THROW(ValueError) << "InjectSharedBarriers: function '" << function_
+                                << "' needs a shared-memory barrier inside loop '"
+                                << op->loop_var->name_hint
+                                << "', whose bounds differ between threads; not every thread "
+                                   "would reach it";
+    }
+    Access header = ExprAccess(op->min);
+    header.Merge(ExprAccess(op->extent));
+    bool runs = analyzer_.CanProve(GT(op->extent, MakeConst(op->extent.dtype(), 0)));
+    Stmt out = GetRef<Stmt>(op);
+    if (!body.stmt.same_as(op->body)) {
+      out = For(op->loop_var, op->min, op->extent, op->kind, body.stmt, op->thread_tag,
+                op->annotations);
+    }
+    return {out, LoopSummary(header, body.sum, runs)};
+  }
+
+  Result ProcessWhile(const WhileNode* op) {
+    Access header = ExprAccess(op->condition);
+    Result body = LoopBody(op->body, header);
+    if (Divergent(op->condition) && ContainsBarrier(body.stmt)) {
+      TVM_FFI_THROW(ValueError) << "InjectSharedBarriers: function '" << function_
+                                << "' needs a shared-memory barrier inside a while loop whose "
+                                   "condition may differ between threads: "
+                                << AsText(op->condition);
+    }
+    Stmt out = body.stmt.same_as(op->body) ? GetRef<Stmt>(op) : While(op->condition, body.stmt);
+    return {out, LoopSummary(header, body.sum, false)};
+  }
+
+  Result ProcessIf(const IfThenElseNode* op) {
+    Result then_r = Process(op->then_case);
+    std::optional<Result> else_r;
+    if (op->else_case) else_r = Process(*op->else_case);
+    bool barrier_inside = ContainsBarrier(then_r.stmt) || (else_r && ContainsBarrier(else_r->stmt));
+    if (barrier_inside && Divergent(op->condition)) return SplitIf(op, then_r, else_r);
+    Access cond = ExprAccess(op->condition);
+    Summary sum;
+    sum.exposed = then_r.sum.exposed;
+    sum.pending = then_r.sum.pending;
+    if (else_r) {
+      sum.exposed.Merge(else_r->sum.exposed);
+      sum.pending.Merge(else_r->sum.pending);
+    }
+    sum.barrier = then_r.sum.barrier && else_r && else_r->sum.barrier;
+    sum = Prefix(cond, sum);
+    bool same =
+        then_r.stmt.same_as(op->then_case) && (!else_r || else_r->stmt.same_as(*op->else_case));
+    Stmt out = GetRef<Stmt>(op);
+    if (!same) {
+      out = IfThenElse(op->condition, then_r.stmt,
+                       else_r ? Optional<Stmt>(else_r->stmt) : Optional<Stmt>());
+    }
+    return {out, sum};
+  }
+
+  // `if c: A; sync; B` under a thread-dependent c becomes `if c: A` / sync / `if c: B` (and the
+  // else branch likewise under `not c`), then is summarised as that sequence.
+  Result SplitIf(const IfThenElseNode* op, const Result& then_r,
+                 const std::optional<Result>& else_r) {
+    if (ReadsMemory(op->condition)) {
+      TVM_FFI_THROW(ValueError) << "InjectSharedBarriers: function '" << function_
+                                << "' needs a shared-memory barrier under the thread-dependent "
+                                   "condition "
+                                << AsText(op->condition)
+                                << ", which reads memory, so the branch cannot be split around "
+                                   "the barrier; compute the condition into a variable first";
+    }
+    std::vector<Stmt> seq;
+    auto split = [&](const Stmt& branch, const PrimExpr& cond) {
+      Array<Stmt> parts;
+      if (const auto* s = branch.as<SeqStmtNode>()) {
+        parts = s->seq;
+      } else {
+        parts = {branch};
+      }
+      std::vector<Stmt> piece;
+      auto flush = [&] {
+        if (!piece.empty()) {
+          seq.push_back(
+              IfThenElse(cond, SeqStmt::Flatten(Array<Stmt>(piece.begin(), piece.end()))));
+        }
+        piece.clear();
+      };
+      for (const Stmt& p : parts) {
+        if (IsBarrier(p)) {
+          flush();
+          seq.push_back(p);
+        } else if (ContainsBarrier(p)) {
+          TVM_FFI_THROW(ValueError)
+              << "InjectSharedBarriers: function '" << function_
+              << "' needs a shared-memory barrier nested inside a loop or branch under the "
+                 "thread-dependent condition "
+              << AsText(op->condition)
+              << "; not every thread would reach it. Move the barrier's statements out of the "
+                 "condition";
+        } else {
+          piece.push_back(p);
+        }
+      }
+      flush();
+    };
+    split(then_r.stmt, op->condition);
+    if (else_r) split(else_r->stmt, Not(op->condition));
+    Stmt joined = SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
+    Result r = Process(joined);
+    return r;
+  }
+
+  bool Divergent(const PrimExpr& e) const {
+    bool found = false;
+    PostOrderVisit(e, [&](const ObjectRef& n) {
+      if (n.as<BufferLoadNode>()) found = true;
+      if (const auto* v = n.as<VarNode>()) found = found || divergent_.count(v);
+      if (const auto* call = n.as<CallNode>()) {
+        const auto* o = call->op.as<OpNode>();
+        found = found || !o || o->effect != CallEffectKind::kPure;
+      }
+    });
+    return found;
+  }
+
+  std::string function_;
+  std::unordered_set<const VarNode*> divergent_;
+  arith::Analyzer analyzer_;
+};
+
+bool UsesShared(const PrimFunc& func) {
+  bool found = false;
+  PostOrderVisit(func->body, [&](const ObjectRef& n) {
+    if (const auto* load = n.as<BufferLoadNode>()) found = found || IsShared(load->buffer);
+    if (const auto* store = n.as<BufferStoreNode>()) found = found || IsShared(store->buffer);
+  });
+  return found;
+}
+
+PrimFunc Inject(const PrimFunc& func, const std::string& key) {
+  if (!func.defined()) TVM_FFI_THROW(ValueError) << "InjectSharedBarriers: undefined function";
+  if (!UsesShared(func)) return func;
+  std::string name = key.empty() ? "<unnamed>" : key;
+  if (auto sym = func.GetGlobalSymbol()) name = *sym;
+  BarrierInjector injector(name);
+  Result r = injector.Process(func->body);
+  if (r.stmt.same_as(func->body)) return func;
+  PrimFunc out = func;
+  out.CopyOnWrite()->body = r.stmt;
+  return out;
+}
+
+}  // namespace
+
+PrimFunc InjectSharedBarriers(const PrimFunc& func) { return Inject(func, ""); }
+
+IRModule InjectSharedBarriers(const IRModule& mod) {
+  Map<String, PrimFunc> functions;
+  bool changed = false;
+  for (const auto& kv : mod->functions) {
+    PrimFunc f = Inject(kv.second, kv.first);
+    changed = changed || !f.same_as(kv.second);
+    functions.Set(kv.first, f);
+  }
+  if (!changed) return mod;
+  IRModule out = mod;
+  out.CopyOnWrite()->functions = functions;
+  return out;
+}
+
+Pass InjectSharedBarriersPass() {
+  return CreateModulePass([](IRModule m) { return InjectSharedBarriers(m); }, 0,
+                          "InjectSharedBarriers");
+}
+
+}  // namespace transform
+}  // namespace tessel

@@ -1,0 +1,152 @@
+// The LowerThreadBinding pass (contract in include/tessel/transform/lower_thread_binding.h).
+#include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
+#include <tessel/transform/lower_thread_binding.h>
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace tessel {
+namespace transform {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+std::optional<std::string> ThreadTagOf(const Var& var) {
+  std::string name = var->name_hint;
+  for (const char* prefix : {"blockIdx", "threadIdx"}) {
+    std::string p = prefix;
+    if (name.size() < p.size() + 2 || name.compare(0, p.size(), p) != 0) continue;
+    char sep = name[p.size()], axis = name[p.size() + 1];
+    if (sep != '.' && sep != '_') continue;
+    if (axis != 'x' && axis != 'y' && axis != 'z') continue;
+    if (name.size() > p.size() + 2 && name[p.size() + 2] != '_') continue;
+    return p + "." + axis;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+bool IsKnownTag(const std::string& tag) {
+  for (const char* t :
+       {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"}) {
+    if (tag == t) return true;
+  }
+  return false;
+}
+
+class ThreadBindingLowerer : public StmtExprMutator {
+ public:
+  using StmtExprMutator::VisitExpr_;
+  using StmtExprMutator::VisitStmt_;
+
+  explicit ThreadBindingLowerer(std::string function) : function_(std::move(function)) {}
+
+  PrimExpr VisitExpr_(const VarNode* op) override {
+    auto it = subst_.find(op);
+    return it == subst_.end() ? GetRef<PrimExpr>(op) : it->second;
+  }
+
+  Stmt VisitStmt_(const ForNode* op) override {
+    if (op->kind != ForKind::kThreadBinding) return StmtExprMutator::VisitStmt_(op);
+    std::string tag = op->thread_tag;
+    if (!IsKnownTag(tag)) {
+      TVM_FFI_THROW(ValueError) << "LowerThreadBinding: loop '" << op->loop_var->name_hint
+                                << "' in function '" << function_ << "' is bound to thread \""
+                                << tag << "\"; expected blockIdx.[xyz] or threadIdx.[xyz]";
+    }
+    Enter(tag, op->loop_var->name_hint);
+    PrimExpr min = VisitExpr(op->min), extent = VisitExpr(op->extent);
+    std::string name = tag;
+    name[name.find('.')] = '_';
+    Var thread(name, op->loop_var->dtype);
+    subst_[op->loop_var.get()] = is_zero(min) ? PrimExpr(thread) : add(thread, min);
+    Stmt body = VisitStmt(op->body);
+    subst_.erase(op->loop_var.get());
+    Leave(tag);
+    return AttrStmt(thread, "thread_extent", extent, body);
+  }
+
+  Stmt VisitStmt_(const AttrStmtNode* op) override {
+    std::optional<std::string> tag;
+    if (op->attr_key == "thread_extent") {
+      if (auto v = op->node.as<Var>()) tag = ThreadTagOf(*v);
+    }
+    if (!tag) return StmtExprMutator::VisitStmt_(op);
+    Enter(*tag, op->node.cast<Var>()->name_hint);
+    Stmt out = StmtExprMutator::VisitStmt_(op);
+    Leave(*tag);
+    return out;
+  }
+
+ private:
+  void Enter(const std::string& tag, const std::string& var) {
+    auto it = active_.find(tag);
+    if (it != active_.end()) {
+      TVM_FFI_THROW(ValueError) << "LowerThreadBinding: thread \"" << tag << "\" is bound twice "
+                                << "in one kernel of function '" << function_ << "': '" << var
+                                << "' inside '" << it->second << "'";
+    }
+    active_.emplace(tag, var);
+  }
+  void Leave(const std::string& tag) { active_.erase(tag); }
+
+  static bool is_zero(const PrimExpr& e) {
+    const auto* imm = e.as<IntImmNode>();
+    return imm && imm->value == 0;
+  }
+
+  std::string function_;
+  std::unordered_map<const VarNode*, PrimExpr> subst_;
+  std::unordered_map<std::string, std::string> active_;
+};
+
+bool HasThreadBinding(const Stmt& body) {
+  bool found = false;
+  PostOrderVisit(body, [&](const ObjectRef& n) {
+    if (const auto* f = n.as<ForNode>()) found = found || f->kind == ForKind::kThreadBinding;
+  });
+  return found;
+}
+
+std::string NameOf(const PrimFunc& func, const std::string& key) {
+  if (auto sym = func.GetGlobalSymbol()) return *sym;
+  return key.empty() ? "<anonymous>" : key;
+}
+
+PrimFunc Lower(const PrimFunc& func, const std::string& key) {
+  if (!func.defined()) TVM_FFI_THROW(ValueError) << "LowerThreadBinding: undefined function";
+  if (!HasThreadBinding(func->body)) return func;
+  ThreadBindingLowerer lowerer(NameOf(func, key));
+  Stmt body = lowerer.VisitStmt(func->body);
+  PrimFunc out = func;
+  out.CopyOnWrite()->body = body;
+  return out;
+}
+
+}  // namespace
+
+PrimFunc LowerThreadBinding(const PrimFunc& func) { return Lower(func, ""); }
+
+IRModule LowerThreadBinding(const IRModule& mod) {
+  Map<String, PrimFunc> functions;
+  bool changed = false;
+  for (const auto& kv : mod->functions) {
+    PrimFunc f = Lower(kv.second, kv.first);
+    changed = changed || !f.same_as(kv.second);
+    functions.Set(kv.first, f);
+  }
+  if (!changed) return mod;
+  IRModule out = mod;
+  out.CopyOnWrite()->functions = functions;
+  return out;
+}
+
+Pass LowerThreadBindingPass() {
+  return CreateModulePass([](IRModule m) { return LowerThreadBinding(m); }, 0,
+                          "LowerThreadBinding");
+}
+
+}  // namespace transform
+}  // namespace tessel
