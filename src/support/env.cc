@@ -51,6 +51,9 @@ const std::vector<EnvVarInfo>& EnvVars() {
       {"TESSEL_TVM_FFI_INCLUDE", "",
        "the tvm-ffi header folder for compiling generated C (default: the include folder of the "
        "loaded libtvm_ffi's package)"},
+      {"TESSEL_CUDA_DRIVER_LIBRARY", "libcuda.so.1",
+       "the CUDA driver library that libtessel_runtime opens (dlopen) on the first kernel load or "
+       "launch; read by the runtime directly"},
       {"TESSEL_CACHE_DIR", "",
        "folder of compiled kernel libraries, keyed by a hash of their C source and compiler "
        "command (default: <temp dir>/tessel-cache-<uid>)"},

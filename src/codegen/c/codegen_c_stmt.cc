@@ -12,6 +12,7 @@
 #include <tvm/ffi/error.h>
 
 #include "codegen/c/codegen_c.h"
+#include "codegen/c/launch_kernel.h"
 
 namespace tessel {
 namespace codegen {
@@ -93,6 +94,10 @@ class StmtEmitter : public StmtFunctor<void(const Stmt&)> {
         Return(call->args[0]);
         return;
       }
+      if (IsLaunchCall(op->value)) {
+        Launch(call);
+        return;
+      }
       Line(cg_->Expr(op->value) + ";");
       return;
     }
@@ -151,6 +156,20 @@ class StmtEmitter : public StmtFunctor<void(const Stmt&)> {
       return s;
     }
     return "(" + s + ")";
+  }
+
+  void Launch(const CallNode* call) {
+    LaunchCode code = EmitLaunch(cg_, call);
+    Line("{");
+    ++indent_;
+    for (const std::string& s : code.setup) Line(s);
+    Line("if (" + code.call + " != 0) {");
+    ++indent_;
+    Jump();
+    --indent_;
+    Line("}");
+    --indent_;
+    Line("}");
   }
 
   // ret(v): store the value for the wrapper and leave through the cleanup chain like an error.

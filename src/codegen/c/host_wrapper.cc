@@ -11,6 +11,7 @@
 #include <tvm/ffi/error.h>
 
 #include "codegen/c/codegen_c.h"
+#include "codegen/c/launch_kernel.h"
 
 namespace tessel {
 namespace codegen {
@@ -23,7 +24,7 @@ class WrapperWriter {
  public:
   WrapperWriter(const PrimFunc& func, const std::string& symbol, NameTable* names,
                 CEmitter* emitter)
-      : func_(func), f_(symbol), names_(names), cg_(emitter) {}
+      : func_(func), f_(symbol), names_(names), cg_(emitter), cuda_(TargetsCUDA(func)) {}
 
   std::string Write(const std::string& kernel_name, std::vector<std::string>* kernel_params);
 
@@ -46,6 +47,8 @@ class WrapperWriter {
                    bool nonneg, const std::string& guard = "");
   void Bind(const Var& v, const std::string& value, const std::string& what, bool nonneg);
   std::string Source(const Var& v) { return bound_from_.at(v.get()); }
+  std::string DeviceType() const { return cuda_ ? "kDLCUDA" : "kDLCPU"; }
+  std::string DeviceName() const { return cuda_ ? "cuda" : "cpu"; }
 
   const PrimFunc& func_;
   std::string f_;
@@ -55,6 +58,8 @@ class WrapperWriter {
   std::unordered_map<const Object*, std::string> bound_from_;
   std::vector<Var> bound_order_;
   std::string first_tensor_, first_tensor_name_;
+  // Tensors on a CUDA device instead of the CPU (launch_kernel.h); the kernel gets tsl_device_id.
+  bool cuda_;
 };
 
 std::string DTypeCondition(const std::string& t, DataType d) {
@@ -189,16 +194,16 @@ void WrapperWriter::Tensor(int i, const Var& param, const Buffer& buf) {
         "tsl_dtype_str(" + t + "->dtype, tsl_buf, sizeof tsl_buf)");
   std::string dev = "tsl_device_str(" + t + "->device, tsl_buf, sizeof tsl_buf)";
   if (first_tensor_.empty()) {
-    Check(t + "->device.device_type != kDLCPU", "ValueError", p + ".device", "expected cpu, got %s",
-          dev);
+    Check(t + "->device.device_type != " + DeviceType(), "ValueError", p + ".device",
+          "expected " + DeviceName() + ", got %s", dev);
     first_tensor_ = t;
     first_tensor_name_ = p;
   } else {
-    Check(t + "->device.device_type != kDLCPU || " + t + "->device.device_id != " + first_tensor_ +
-              "->device.device_id",
+    Check(t + "->device.device_type != " + DeviceType() + " || " + t +
+              "->device.device_id != " + first_tensor_ + "->device.device_id",
           "ValueError", p + ".device",
-          "expected cpu:%d" + FormatEscape(" (the device of " + first_tensor_name_ + "), got ") +
-              "%s",
+          "expected " + DeviceName() + ":%d" +
+              FormatEscape(" (the device of " + first_tensor_name_ + "), got ") + "%s",
           "(int)" + first_tensor_ + "->device.device_id, " + dev);
   }
   for (int d = 0; d < ndim; ++d) {
@@ -352,6 +357,12 @@ std::string WrapperWriter::Write(const std::string& kernel_name,
     if (is_param) continue;
     kernel_params->push_back(CType(v.dtype()) + " " + names_->Get(v));
     call_args.push_back(names_->Get(v));
+  }
+  if (cuda_) {
+    // Launches go to the device of the tensors (0 when the function takes none).
+    kernel_params->push_back("int32_t tsl_device_id");
+    call_args.push_back(first_tensor_.empty() ? "0"
+                                              : "(int32_t)" + first_tensor_ + "->device.device_id");
   }
   DataType rt = func_->ret_type;
   if (!rt.is_void()) {

@@ -1,0 +1,289 @@
+// The tessel_cuda module kind: its bytes format, the ModuleObj, and the loader registered for
+// tvm-ffi's library binaries (format in include/tessel/runtime/cuda_module.h).
+#include "tessel/runtime/cuda_module.h"
+
+#include <tvm/ffi/error.h>
+#include <tvm/ffi/reflection/registry.h>
+
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "cuda_launcher.h"
+
+namespace tessel {
+namespace runtime {
+
+namespace {
+
+constexpr char kMagic[8] = {'T', 'S', 'L', 'C', 'U', 'D', 'A', '\0'};
+constexpr uint32_t kFlagPDL = 1u << 0;
+constexpr uint32_t kFlagGridSync = 1u << 1;
+
+class Writer {
+ public:
+  void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void U16(uint16_t v) { Le(v, 2); }
+  void U32(uint32_t v) { Le(v, 4); }
+  void U64(uint64_t v) { Le(v, 8); }
+  void Str(const std::string& s) {
+    U64(s.size());
+    out_.append(s);
+  }
+  void Raw(const char* p, size_t n) { out_.append(p, n); }
+  std::string& out() { return out_; }
+
+ private:
+  void Le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  std::string out_;
+};
+
+class Reader {
+ public:
+  Reader(const char* data, size_t size) : p_(data), left_(size) {}
+  uint8_t U8(const char* what) { return static_cast<uint8_t>(Le(1, what)); }
+  uint16_t U16(const char* what) { return static_cast<uint16_t>(Le(2, what)); }
+  uint32_t U32(const char* what) { return static_cast<uint32_t>(Le(4, what)); }
+  std::string Str(const char* what) {
+    uint64_t n = Le(8, what);
+    Need(n, what);
+    std::string s(p_, n);
+    Advance(n);
+    return s;
+  }
+  void Raw(char* out, size_t n, const char* what) {
+    Need(n, what);
+    std::memcpy(out, p_, n);
+    Advance(n);
+  }
+  size_t left() const { return left_; }
+
+ private:
+  void Need(uint64_t n, const char* what) {
+    if (n > left_) {
+      TVM_FFI_THROW(ValueError) << "tessel_cuda module bytes: truncated at " << what << " (needs "
+                                << n << " bytes, " << left_ << " left)";
+    }
+  }
+  void Advance(size_t n) {
+    p_ += n;
+    left_ -= n;
+  }
+  uint64_t Le(int n, const char* what) {
+    Need(n, what);
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i)
+      v |= static_cast<uint64_t>(static_cast<unsigned char>(p_[i])) << (8 * i);
+    Advance(n);
+    return v;
+  }
+  const char* p_;
+  size_t left_;
+};
+
+bool SupportedArgType(DLDataType t) {
+  if (t.lanes != 1) return false;
+  switch (t.code) {
+    case kDLOpaqueHandle:
+      return true;
+    case kDLInt:
+    case kDLUInt:
+      return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64 ||
+             (t.code == kDLUInt && t.bits == 1);
+    case kDLBool:
+      return t.bits == 8 || t.bits == 1;
+    case kDLFloat:
+      return t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case kDLBfloat:
+      return t.bits == 16;
+    default:
+      return false;
+  }
+}
+
+void ValidateTable(const std::vector<CUDAKernelInfo>& kernels) {
+  std::set<std::string> names;
+  for (const CUDAKernelInfo& k : kernels) {
+    if (k.name.empty()) TVM_FFI_THROW(ValueError) << "tessel_cuda module: a kernel has no name";
+    if (!names.insert(k.name).second) {
+      TVM_FFI_THROW(ValueError) << "tessel_cuda module: kernel " << k.name << " listed twice";
+    }
+    for (size_t i = 0; i < k.arg_types.size(); ++i) {
+      DLDataType t = k.arg_types[i];
+      if (!SupportedArgType(t)) {
+        TVM_FFI_THROW(ValueError) << "tessel_cuda module: kernel " << k.name << ": parameter " << i
+                                  << " has unsupported type (code " << int(t.code) << ", bits "
+                                  << int(t.bits) << ", lanes " << t.lanes << ")";
+      }
+    }
+    const auto& c = k.cluster_dims;
+    bool none = c[0] == 0 && c[1] == 0 && c[2] == 0;
+    if (!none && (c[0] == 0 || c[1] == 0 || c[2] == 0)) {
+      TVM_FFI_THROW(ValueError) << "tessel_cuda module: kernel " << k.name << ": cluster dims ("
+                                << c[0] << ", " << c[1] << ", " << c[2]
+                                << ") mix 0 and non-zero (all 0 = no cluster)";
+    }
+  }
+}
+
+class CUDAModuleObj final : public tvm::ffi::ModuleObj {
+ public:
+  explicit CUDAModuleObj(std::shared_ptr<CUDALauncher> launcher) : launcher_(std::move(launcher)) {}
+
+  const char* kind() const final { return kCUDAModuleKind; }
+
+  int GetPropertyMask() const final {
+    return tvm::ffi::Module::kBinarySerializable | tvm::ffi::Module::kRunnable;
+  }
+
+  tvm::ffi::Optional<tvm::ffi::Function> GetFunction(const tvm::ffi::String& name) final {
+    const auto& kernels = launcher_->data().kernels;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (kernels[i].name == name.c_str()) return launcher_->LaunchFunction(i);
+    }
+    return std::nullopt;
+  }
+
+  tvm::ffi::Bytes SaveToBytes() const final { return SaveCUDAModuleBytes(launcher_->data()); }
+
+  tvm::ffi::String InspectSource(const tvm::ffi::String& format) const final {
+    if (format == "cubin" || format == "ptx") return tvm::ffi::String(launcher_->data().image);
+    return tvm::ffi::String(launcher_->data().source);
+  }
+
+ private:
+  std::shared_ptr<CUDALauncher> launcher_;
+};
+
+}  // namespace
+
+bool CUDAKernelInfo::operator==(const CUDAKernelInfo& o) const {
+  if (name != o.name || use_pdl != o.use_pdl || use_grid_sync != o.use_grid_sync ||
+      cluster_dims != o.cluster_dims || arg_types.size() != o.arg_types.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < arg_types.size(); ++i) {
+    const DLDataType& a = arg_types[i];
+    const DLDataType& b = o.arg_types[i];
+    if (a.code != b.code || a.bits != b.bits || a.lanes != b.lanes) return false;
+  }
+  return true;
+}
+
+tvm::ffi::Bytes SaveCUDAModuleBytes(const CUDAModuleData& data) {
+  ValidateTable(data.kernels);
+  Writer w;
+  w.Raw(kMagic, sizeof(kMagic));
+  w.U32(kCUDAModuleFormatVersion);
+  w.Str(data.image);
+  w.Str(data.arch);
+  w.Str(data.source);
+  w.U32(static_cast<uint32_t>(data.kernels.size()));
+  for (const CUDAKernelInfo& k : data.kernels) {
+    w.Str(k.name);
+    w.U32(static_cast<uint32_t>(k.arg_types.size()));
+    for (DLDataType t : k.arg_types) {
+      w.U8(t.code);
+      w.U8(t.bits);
+      w.U16(t.lanes);
+    }
+    w.U32((k.use_pdl ? kFlagPDL : 0) | (k.use_grid_sync ? kFlagGridSync : 0));
+    for (uint32_t c : k.cluster_dims) w.U32(c);
+  }
+  return tvm::ffi::Bytes(w.out());
+}
+
+tvm::ffi::Bytes SaveCUDAModuleBytes(const std::string& image,
+                                    const std::vector<CUDAKernelInfo>& kernels) {
+  CUDAModuleData data;
+  data.image = image;
+  data.kernels = kernels;
+  return SaveCUDAModuleBytes(data);
+}
+
+CUDAModuleData ParseCUDAModuleBytes(const char* bytes, size_t size) {
+  Reader r(bytes, size);
+  char magic[sizeof(kMagic)];
+  r.Raw(magic, sizeof(magic), "the magic");
+  if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
+    TVM_FFI_THROW(ValueError) << "tessel_cuda module bytes: bad magic (not a tessel_cuda module)";
+  }
+  uint32_t version = r.U32("the version");
+  if (version != kCUDAModuleFormatVersion) {
+    TVM_FFI_THROW(ValueError) << "tessel_cuda module bytes: format version " << version
+                              << " is not supported (this runtime reads version "
+                              << kCUDAModuleFormatVersion << "; rebuild the library)";
+  }
+  CUDAModuleData data;
+  data.image = r.Str("the image");
+  data.arch = r.Str("the arch");
+  data.source = r.Str("the source");
+  uint32_t nkernels = r.U32("the kernel count");
+  for (uint32_t i = 0; i < nkernels; ++i) {
+    CUDAKernelInfo k;
+    k.name = r.Str("a kernel name");
+    uint32_t nargs = r.U32("a kernel's parameter count");
+    // Each parameter takes 4 bytes: refuse a count the remaining bytes cannot hold before
+    // reserving.
+    if (nargs > r.left() / 4) {
+      TVM_FFI_THROW(ValueError) << "tessel_cuda module bytes: truncated at the parameter types of "
+                                << k.name << " (" << nargs << " parameters)";
+    }
+    k.arg_types.reserve(nargs);
+    for (uint32_t j = 0; j < nargs; ++j) {
+      DLDataType t;
+      t.code = r.U8("a parameter type");
+      t.bits = r.U8("a parameter type");
+      t.lanes = r.U16("a parameter type");
+      k.arg_types.push_back(t);
+    }
+    uint32_t flags = r.U32("kernel flags");
+    if ((flags & ~(kFlagPDL | kFlagGridSync)) != 0) {
+      TVM_FFI_THROW(ValueError) << "tessel_cuda module bytes: kernel " << k.name
+                                << " has unknown flags 0x" << std::hex << flags;
+    }
+    k.use_pdl = (flags & kFlagPDL) != 0;
+    k.use_grid_sync = (flags & kFlagGridSync) != 0;
+    for (uint32_t& c : k.cluster_dims) c = r.U32("cluster dims");
+    data.kernels.push_back(std::move(k));
+  }
+  if (r.left() != 0) {
+    TVM_FFI_THROW(ValueError) << "tessel_cuda module bytes: " << r.left()
+                              << " trailing bytes after the last kernel";
+  }
+  ValidateTable(data.kernels);
+  return data;
+}
+
+tvm::ffi::Module CreateCUDAModule(CUDAModuleData data) {
+  ValidateTable(data.kernels);
+  auto launcher = std::make_shared<CUDALauncher>(std::move(data));
+  return tvm::ffi::Module(tvm::ffi::make_object<CUDAModuleObj>(std::move(launcher)));
+}
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  namespace refl = tvm::ffi::reflection;
+  refl::GlobalDef()
+      .def("ffi.Module.load_from_bytes.tessel_cuda",
+           [](const tvm::ffi::Bytes& bytes) {
+             return CreateCUDAModule(ParseCUDAModuleBytes(bytes.data(), bytes.size()));
+           })
+      // The kernel table as [name, nargs, use_pdl, use_grid_sync, [cx, cy, cz]] lists, for tests
+      // and tools that inspect a loaded module without a GPU.
+      .def("tessel.runtime.cuda_module_kernels", [](const tvm::ffi::Bytes& bytes) {
+        CUDAModuleData data = ParseCUDAModuleBytes(bytes.data(), bytes.size());
+        tvm::ffi::Array<tvm::ffi::Any> out;
+        for (const CUDAKernelInfo& k : data.kernels) {
+          out.push_back(tvm::ffi::Array<tvm::ffi::Any>{
+              tvm::ffi::String(k.name), static_cast<int64_t>(k.arg_types.size()), k.use_pdl,
+              k.use_grid_sync,
+              tvm::ffi::Array<int64_t>{k.cluster_dims[0], k.cluster_dims[1], k.cluster_dims[2]}});
+        }
+        return out;
+      });
+}
+
+}  // namespace runtime
+}  // namespace tessel
