@@ -380,6 +380,13 @@ TEST(SplitHostDevice, GpuExamplesGoThroughTheCudaPipeline) {
       EXPECT_FALSE(has_thread_loop) << kv.first;
     }
     EXPECT_GE(kernels, 1u) << AsText(mod);
+    // Host and kernels share no variables, so the split module reads back as itself.
+    IRModule reparsed = ParseModule(AsText(mod));
+    auto mismatch =
+        tvm::ffi::StructuralEqual::GetFirstMismatch(reparsed, mod, /*map_free_vars=*/true);
+    EXPECT_FALSE(mismatch.has_value())
+        << "round trip differs at " << testing::MismatchPath((*mismatch).get<0>()) << "\n"
+        << AsText(mod);
   }
 }
 
