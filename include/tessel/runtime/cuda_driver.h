@@ -25,6 +25,9 @@ using Context = struct CUctx_st*;
 using ModuleHandle = struct CUmod_st*;
 using Function = struct CUfunc_st*;
 using Stream = struct CUstream_st*;
+using DevicePtr = unsigned long long;  // CUdeviceptr
+
+constexpr unsigned int kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING
 
 constexpr Result kSuccess = 0;
 
@@ -105,6 +108,15 @@ struct DriverAPI {
                              void** extra);
   Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int* num_blocks, Function function,
                                                         int block_size, size_t dyn_smem_bytes);
+  // Memory and streams: not used by launches; for tests and tools that drive a device directly.
+  Result (*cuMemAlloc)(DevicePtr* ptr, size_t bytes);
+  Result (*cuMemFree)(DevicePtr ptr);
+  Result (*cuMemcpyHtoD)(DevicePtr dst, const void* src, size_t bytes);
+  Result (*cuMemcpyDtoH)(void* dst, DevicePtr src, size_t bytes);
+  Result (*cuCtxSynchronize)();
+  Result (*cuStreamCreate)(Stream* stream, unsigned int flags);
+  Result (*cuStreamDestroy)(Stream stream);
+  Result (*cuStreamSynchronize)(Stream stream);
   Result (*cuGetErrorName)(Result error, const char** name);
   Result (*cuGetErrorString)(Result error, const char** text);
 };

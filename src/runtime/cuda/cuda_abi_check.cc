@@ -46,6 +46,8 @@ static_assert(int(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) ==
                   int(kLaunchAttributeProgrammaticStreamSerialization),
               "launch attr");
 
+static_assert(sizeof(CUdeviceptr) == sizeof(DevicePtr), "CUdeviceptr");
+static_assert(int(CU_STREAM_NON_BLOCKING) == int(kStreamNonBlocking), "stream flag");
 static_assert(sizeof(CUlaunchAttributeValue) == sizeof(LaunchAttributeValue), "value size");
 static_assert(sizeof(CUlaunchAttribute) == sizeof(LaunchAttribute), "attribute size");
 static_assert(offsetof(CUlaunchAttribute, value) == offsetof(LaunchAttribute, value), "value");

@@ -63,6 +63,14 @@ DriverState OpenDriver() {
             Resolve(lib, "cuLaunchKernelEx", &a.cuLaunchKernelEx, &missing) &&
             Resolve(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
                     &a.cuOccupancyMaxActiveBlocksPerMultiprocessor, &missing) &&
+            Resolve(lib, "cuMemAlloc_v2", &a.cuMemAlloc, &missing) &&
+            Resolve(lib, "cuMemFree_v2", &a.cuMemFree, &missing) &&
+            Resolve(lib, "cuMemcpyHtoD_v2", &a.cuMemcpyHtoD, &missing) &&
+            Resolve(lib, "cuMemcpyDtoH_v2", &a.cuMemcpyDtoH, &missing) &&
+            Resolve(lib, "cuCtxSynchronize", &a.cuCtxSynchronize, &missing) &&
+            Resolve(lib, "cuStreamCreate", &a.cuStreamCreate, &missing) &&
+            Resolve(lib, "cuStreamDestroy_v2", &a.cuStreamDestroy, &missing) &&
+            Resolve(lib, "cuStreamSynchronize", &a.cuStreamSynchronize, &missing) &&
             Resolve(lib, "cuGetErrorName", &a.cuGetErrorName, &missing) &&
             Resolve(lib, "cuGetErrorString", &a.cuGetErrorString, &missing);
   if (!ok) {
