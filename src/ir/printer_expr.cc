@@ -37,7 +37,8 @@ CallForm FormOf(const CallNode* call) {
 
 // The result dtype the parser infers for `T.<op>(args)` without a dtype keyword.
 std::optional<DataType> ImpliedDType(const OpNode* op, const Array<PrimExpr>& args) {
-  if (args.empty()) return std::nullopt;
+  // The parser types a call without arguments (T.pdl_sync()) int32.
+  if (args.empty()) return DataType::Int(32);
   if (op->name == "if_then_else") {
     if (args.size() < 2) return std::nullopt;
     return args[1].dtype();
