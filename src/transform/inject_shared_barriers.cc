@@ -12,6 +12,7 @@
 #include <tessel/transform/inject_shared_barriers.h>
 #include <tessel/transform/lower_thread_binding.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_set>
@@ -49,18 +50,32 @@ Stmt MakeBarrier() {
   return Evaluate(Call(scope.dtype(), builtin::tvm_storage_sync(), {scope}));
 }
 
-// Shared buffers (by data variable) read and written.
+// Shared buffers (by data variable) read and written. A write set also remembers, per buffer,
+// the threadIdx variable that partitions its addresses between threads when every store to it
+// has the index `g + t` with g a multiple of t's extent (null when not known): two such sets
+// partitioned by one variable never write one address from two threads.
 struct Access {
-  std::set<const VarNode*> reads, writes;
+  std::set<const VarNode*> reads;
+  std::map<const VarNode*, const VarNode*> writes;
 
+  void AddWrite(const VarNode* buf, const VarNode* owner) {
+    auto it = writes.find(buf);
+    if (it == writes.end()) {
+      writes.emplace(buf, owner);
+    } else if (it->second != owner) {
+      it->second = nullptr;
+    }
+  }
   void Merge(const Access& o) {
     reads.insert(o.reads.begin(), o.reads.end());
-    writes.insert(o.writes.begin(), o.writes.end());
+    for (const auto& [buf, owner] : o.writes) AddWrite(buf, owner);
   }
   // Whether `later`, run after this without a barrier in between, may race with it.
   bool ConflictsWith(const Access& later) const {
-    for (const VarNode* w : writes) {
-      if (later.reads.count(w) || later.writes.count(w)) return true;
+    for (const auto& [buf, owner] : writes) {
+      if (later.reads.count(buf)) return true;
+      auto it = later.writes.find(buf);
+      if (it != later.writes.end() && (owner == nullptr || it->second != owner)) return true;
     }
     for (const VarNode* r : reads) {
       if (later.writes.count(r)) return true;
@@ -124,10 +139,14 @@ class BarrierInjector {
       if (op->attr_key == "thread_extent") {
         if (auto v = op->node.as<Var>()) {
           auto tag = ThreadTagOf(*v);
-          if (tag && tag->rfind("threadIdx", 0) == 0) divergent_.insert(v->get());
+          if (tag && tag->rfind("threadIdx", 0) == 0) {
+            divergent_.insert(v->get());
+            thread_extent_[v->get()] = op->value;
+          }
         }
       }
       Result body = Process(op->body);
+      if (auto v = op->node.as<Var>()) thread_extent_.erase(v->get());
       Stmt out =
           body.stmt.same_as(op->body) ? s : AttrStmt(op->node, op->attr_key, op->value, body.stmt);
       return {out, Prefix(ExprAccess(op->value), body.sum)};
@@ -153,7 +172,7 @@ class BarrierInjector {
     if (const auto* store = s.as<BufferStoreNode>()) {
       a = ExprAccess(store->value);
       for (const PrimExpr& i : store->indices) a.Merge(ExprAccess(i));
-      if (IsShared(store->buffer)) a.writes.insert(store->buffer->data.get());
+      if (IsShared(store->buffer)) a.AddWrite(store->buffer->data.get(), OwnerOf(store));
     } else if (const auto* ev = s.as<EvaluateNode>()) {
       a = ExprAccess(ev->value);
     } else if (const auto* as = s.as<AssertStmtNode>()) {
@@ -341,6 +360,22 @@ class BarrierInjector {
     return r;
   }
 
+  // The threadIdx variable t when the store's index is g + t, g free of thread-dependent
+  // variables and provably a multiple of t's extent; else null.
+  const VarNode* OwnerOf(const BufferStoreNode* store) {
+    // With two thread axes, threads that differ only in the other one share addresses.
+    if (thread_extent_.size() != 1 || store->indices.size() != 1) return nullptr;
+    const PrimExpr& index = store->indices[0];
+    if (index.dtype().lanes() != 1) return nullptr;
+    for (const auto& [t, extent] : thread_extent_) {
+      if (t->dtype != index.dtype() || extent.dtype() != index.dtype()) continue;
+      PrimExpr g = analyzer_.Simplify(sub(index, GetRef<Var>(t)));
+      if (Divergent(g)) continue;
+      if (analyzer_.CanProve(EQ(floormod(g, extent), MakeConst(g.dtype(), 0)))) return t;
+    }
+    return nullptr;
+  }
+
   bool Divergent(const PrimExpr& e) const {
     bool found = false;
     PostOrderVisit(e, [&](const ObjectRef& n) {
@@ -356,6 +391,7 @@ class BarrierInjector {
 
   std::string function_;
   std::unordered_set<const VarNode*> divergent_;
+  std::map<const VarNode*, PrimExpr> thread_extent_;
   arith::Analyzer analyzer_;
 };
 

@@ -2,9 +2,11 @@
 // accesses to one buffer of scope "shared" or "shared.dyn" of which at least one is a write (in
 // program order, or from the end of a serial loop's body to its start in the next iteration),
 // every path of execution passes a `T.tvm_storage_sync("shared")`. Buffers are told apart by their
-// data variable; indices are not analysed, so a barrier is placed whenever one could be needed
-// (conservative: correct, maybe more barriers than needed). Registers and "local" buffers never
-// need one.
+// data variable; indices are analysed for one thing only: two writes need no barrier between
+// them when every store involved has the index `g + t`, t the block's only threadIdx variable and
+// g provably a multiple of t's extent (each thread owns its addresses). Otherwise a barrier is
+// placed whenever one could be needed (conservative: correct, maybe more barriers than needed).
+// Registers and "local" buffers never need one.
 //
 // Placement: a barrier goes right before the statement that would race with what came since the
 // last barrier; a loop-carried hazard puts one at the end of the loop body. Existing barriers

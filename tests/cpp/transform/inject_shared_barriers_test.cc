@@ -82,6 +82,62 @@ def f(A: T.Buffer((1024,), "float32"), C: T.Buffer((32,), "float32")):
 )");
 }
 
+TEST(InjectSharedBarriers, ThreadOwnedWritesInALoopNeedNoBarrierBetweenIterations) {
+  // Thread t writes only addresses equal to t modulo 64: no two threads store to one address, so
+  // only the read after the loop needs a barrier.
+  ExpectPass(Inject, R"(
+@T.prim_func
+def f(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    threadIdx_x = T.int32()
+    with T.attr(threadIdx_x, "thread_extent", 64):
+        S_data = T.allocate([256], "float32", "shared.dyn")
+        S = T.decl_buffer((256,), "float32", data=S_data, scope="shared.dyn")
+        for i in range(4):
+            S[i * 64 + threadIdx_x] = A[i * 64 + threadIdx_x]
+        for i in range(4):
+            B[i * 64 + threadIdx_x] = S[255 - i * 64 - threadIdx_x]
+)",
+             R"(
+@T.prim_func
+def f(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    threadIdx_x = T.int32()
+    with T.attr(threadIdx_x, "thread_extent", 64):
+        S_data = T.allocate([256], "float32", "shared.dyn")
+        S = T.decl_buffer((256,), "float32", data=S_data, scope="shared.dyn")
+        for i in range(4):
+            S[i * 64 + threadIdx_x] = A[i * 64 + threadIdx_x]
+        T.tvm_storage_sync("shared")
+        for i in range(4):
+            B[i * 64 + threadIdx_x] = S[255 - i * 64 - threadIdx_x]
+)");
+}
+
+TEST(InjectSharedBarriers, WritesThatTwoThreadsMayShareAreOrdered) {
+  // Index i * 32 + threadIdx_x with 64 threads: thread 32 in step 0 and thread 0 in step 1 both
+  // store S[32], so the steps are separated.
+  ExpectPass(Inject, R"(
+@T.prim_func
+def f(A: T.Buffer((256,), "float32")):
+    threadIdx_x = T.int32()
+    with T.attr(threadIdx_x, "thread_extent", 64):
+        S_data = T.allocate([256], "float32", "shared")
+        S = T.decl_buffer((256,), "float32", data=S_data, scope="shared")
+        for i in range(4):
+            S[i * 32 + threadIdx_x] = A[i]
+)",
+             R"(
+@T.prim_func
+def f(A: T.Buffer((256,), "float32")):
+    threadIdx_x = T.int32()
+    with T.attr(threadIdx_x, "thread_extent", 64):
+        S_data = T.allocate([256], "float32", "shared")
+        S = T.decl_buffer((256,), "float32", data=S_data, scope="shared")
+        for i in range(4):
+            S[i * 32 + threadIdx_x] = A[i]
+            T.tvm_storage_sync("shared")
+)");
+}
+
 TEST(InjectSharedBarriers, ReadThenOverwriteInSequence) {
   ExpectPass(Inject, R"(
 @T.prim_func
