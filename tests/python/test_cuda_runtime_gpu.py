@@ -150,25 +150,26 @@ GRID_SYNC_ANY = """
 # from tvm.script import tir as T
 
 @T.prim_func
-def grid_sync_any(A: T.Buffer((n, 1024), "float32")):
+def grid_sync_any(A: T.Buffer((n, 1024), "float32"), B: T.Buffer((n, 1024), "float32")):
     T.func_attr({"global_symbol": "grid_sync_any", "target": "cuda", "tir.noalias": True})
     for bx in T.thread_binding(n, thread="blockIdx.x"):
         for tx in T.thread_binding(1024, thread="threadIdx.x"):
-            A[bx, tx] = T.float32(1)
+            A[bx, tx] = T.Cast("float32", bx)
             T.grid_sync()
-            A[bx, tx] = A[(bx + 1) % n, tx] + T.float32(1)
+            B[bx, tx] = A[(bx + 1) % n, tx]
 """
 
 
 def test_cooperative_grid_too_large_is_refused():
     f = build_text(GRID_SYNC_ANY)["grid_sync_any"]
-    a = torch.zeros(4, 1024, device="cuda")
-    f(a)
+    a, b = torch.zeros(6, 1024, device="cuda"), torch.empty(6, 1024, device="cuda")
+    f(a, b)
     torch.cuda.synchronize()
-    assert torch.equal(a, torch.full_like(a, 2.0))
+    want = ((torch.arange(6, device="cuda") + 1) % 6).float()[:, None].expand(6, 1024)
+    assert torch.equal(b, want)
     big = torch.zeros(1_000_000, 1024, device="cuda")
     with pytest.raises(ValueError, match=r"cooperative grid of 1000000 blocks exceeds the \d+ blocks"):
-        f(big)
+        f(big, big)
 
 
 def test_cpu_tensor_is_refused():
