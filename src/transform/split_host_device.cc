@@ -463,6 +463,14 @@ IRModule SplitHostDevice(const IRModule& mod) {
   bool changed = false;
   for (const auto& kv : mod->functions) {
     const PrimFunc& f = kv.second;
+    PostOrderVisit(f->body, [&](const ObjectRef& n) {
+      const auto* loop = n.as<ForNode>();
+      if (loop && loop->kind == ForKind::kThreadBinding) {
+        TVM_FFI_THROW(ValueError) << "SplitHostDevice: function '" << kv.first << "' still has the "
+                                  << "thread_binding loop '" << loop->loop_var->name_hint
+                                  << "'; run LowerThreadBinding first";
+      }
+    });
     if (!HasThreadExtent(f->body)) continue;
     if (f->attrs.count("tessel.device_kernel")) continue;
     std::string symbol = kv.first;

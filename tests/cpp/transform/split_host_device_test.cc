@@ -312,6 +312,17 @@ def f(A: T.Buffer((64,), "float32")):
                        {"'tx'", "does not name a thread axis"});
 }
 
+TEST(SplitHostDevice, ThreadBindingLoopsMustBeLoweredFirst) {
+  IRModule in = ParseModule(R"(
+@T.prim_func
+def f(A: T.Buffer((64,), "float32")):
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        A[tx] = T.float32(0)
+)");
+  testing::ExpectError([&] { SplitHostDevice(in); }, "ValueError",
+                       {"'tx'", "run LowerThreadBinding first"});
+}
+
 TEST(SplitHostDevice, CpuModuleIsReturnedAsIs) {
   IRModule in = ParseModule(R"(
 @T.prim_func
