@@ -95,9 +95,17 @@ std::string TypeStr(DLDataType t) {
   return os.str();
 }
 
-// Stores argument `v` into `slot` as kernel parameter type `t`. `where` names it in errors.
-void ConvertArg(const tvm::ffi::AnyView& v, DLDataType t, uint64_t* slot,
-                const std::string& where) {
+// Stores argument `v` into `slot` as kernel parameter type `t`; errors name kernel argument `index`
+// of `kernel` (the text is built only on error: this runs for every argument of every launch).
+struct ArgWhere {
+  const char* kernel;
+  int index;
+};
+std::ostream& operator<<(std::ostream& os, const ArgWhere& w) {
+  return os << w.kernel << ": kernel argument " << w.index;
+}
+
+void ConvertArg(const tvm::ffi::AnyView& v, DLDataType t, uint64_t* slot, ArgWhere where) {
   using tvm::ffi::TypeIndex;
   int32_t ti = v.type_index();
   *slot = 0;
@@ -348,8 +356,7 @@ void CUDALauncher::Launch(size_t index, tvm::ffi::PackedArgs args) {
     ptrs = heap_ptrs.data();
   }
   for (int i = 0; i < nargs; ++i) {
-    ConvertArg(args[kNumFixedArgs + i], info.arg_types[i], &slots[i],
-               std::string(name) + ": kernel argument " + std::to_string(i));
+    ConvertArg(args[kNumFixedArgs + i], info.arg_types[i], &slots[i], ArgWhere{name, i});
     ptrs[i] = &slots[i];
   }
 
