@@ -52,6 +52,9 @@ class Module:
             "cc": float(compiled.cc_seconds),
             "load": float(compiled.load_seconds),
         }
+        if str(compiled.target).split()[0] == "cuda":
+            #: Target cuda: compiling the device code (NVRTC or nvcc).
+            self.timings["nvcc"] = float(compiled.nvcc_seconds)
 
     @property
     def library_path(self) -> str:
@@ -76,9 +79,16 @@ class Module:
         """The underlying tvm_ffi.Module."""
         return self._compiled.module
 
-    def get_source(self) -> str:
-        """The generated C."""
-        return str(self._compiled.source)
+    def get_source(self, fmt: str = "c") -> str:
+        """The generated C (``"c"``; for target cuda the host code, device image embedded), or
+        the CUDA C++ of the device kernels (``"cuda"``, target cuda only)."""
+        if fmt == "c":
+            return str(self._compiled.source)
+        if fmt == "cuda":
+            if not str(self._compiled.target).split()[0] == "cuda":
+                raise ValueError(f"get_source: no CUDA source for target {self.target!r}")
+            return str(self._compiled.cuda_source)
+        raise ValueError(f"get_source: unknown format {fmt!r} (expected 'c' or 'cuda')")
 
     def export_library(self, path: Any) -> None:
         """Copies the library to ``path``; ``tvm_ffi.load_module(path)`` loads it without tessel."""

@@ -145,6 +145,12 @@ void CompiledModuleNode::ExportLibrary(const String& path) const {
 }
 
 std::vector<String> LowerPipeline(const target::Target& target) {
+  if (target->kind == "cuda") {
+    return {"VerifyWellFormed", "LowerBlocks",     "FlattenBuffer",
+            "Simplify",         "LowerThreadBinding", "InjectSharedBarriers",
+            "VectorizeLoop",    "UnrollLoop",      "LowerIntrinsics",
+            "SplitHostDevice",  "Simplify"};
+  }
   if (target->kind != "c") {
     TVM_FFI_THROW(ValueError) << "target " << target->kind << ": not supported yet";
   }
@@ -230,6 +236,7 @@ std::string CompileCached(const std::string& source, const CompileOptions& optio
 
 CompiledModule Build(const ir::IRModule& mod, const target::Target& target,
                      const CompileOptions& options) {
+  if (target->kind == "cuda") return BuildCUDA(mod, target, options);
   auto n = tvm::ffi::make_object<CompiledModuleNode>();
   n->target = target->str;
 
@@ -265,6 +272,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   refl::ObjectDef<CompiledModuleNode>(refl::init(false))
       .def_ro("module", &CompiledModuleNode::module)
       .def_ro("source", &CompiledModuleNode::source)
+      .def_ro("cuda_source", &CompiledModuleNode::cuda_source)
+      .def_ro("nvcc_seconds", &CompiledModuleNode::nvcc_seconds)
       .def_ro("library_path", &CompiledModuleNode::library_path)
       .def_ro("target", &CompiledModuleNode::target)
       .def_ro("cache_hit", &CompiledModuleNode::cache_hit)

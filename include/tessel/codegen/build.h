@@ -32,8 +32,10 @@ using tvm::ffi::String;
 class CompiledModuleNode : public tvm::ffi::Object {
  public:
   tvm::ffi::Module module{tvm::ffi::UnsafeInit{}};
-  // The generated C.
+  // The generated C (for target cuda: the host code, with the device image embedded).
   String source;
+  // Target cuda: the generated CUDA C++ of the device kernels ("" for other targets).
+  String cuda_source;
   // The library file (in the build cache) that `module` was loaded from.
   String library_path;
   // The target string built for.
@@ -44,6 +46,7 @@ class CompiledModuleNode : public tvm::ffi::Object {
   double lower_seconds = 0;
   double codegen_seconds = 0;
   double cc_seconds = 0;
+  double nvcc_seconds = 0;  // target cuda: compiling the device code (NVRTC or nvcc)
   double load_seconds = 0;
 
   // The exported function `name` (its symbol without the __tvm_ffi_ prefix); KeyError listing
@@ -68,7 +71,9 @@ class CompiledModule : public tvm::ffi::ObjectRef {
 
 // The registered passes that lower a module for `target`, in order. For "c":
 // VerifyWellFormed, LowerBlocks, FlattenBuffer, Simplify, VectorizeLoop, UnrollLoop,
-// LowerIntrinsics, Simplify. ValueError for a target that cannot be built yet.
+// LowerIntrinsics, Simplify. For "cuda": VerifyWellFormed, LowerBlocks, FlattenBuffer, Simplify,
+// LowerThreadBinding, InjectSharedBarriers, VectorizeLoop, UnrollLoop, LowerIntrinsics,
+// SplitHostDevice, Simplify. ValueError for a target that cannot be built yet.
 std::vector<String> LowerPipeline(const target::Target& target);
 
 // Runs LowerPipeline(target) on `mod` under the current PassContext. Before lowering, fails
@@ -79,9 +84,16 @@ ir::IRModule Lower(const ir::IRModule& mod, const target::Target& target);
 // Lowers `mod` and generates its C (what Build compiles).
 std::string GenerateSource(const ir::IRModule& mod, const target::Target& target);
 
-// Lower, generate C, compile (or reuse the cached library), load.
+// Lower, generate C, compile (or reuse the cached library), load. Target cuda goes to BuildCUDA.
 CompiledModule Build(const ir::IRModule& mod, const target::Target& target,
                      const CompileOptions& options = {});
+
+// Target cuda (build_cuda.cc): the cuda pipeline, then the device kernels (attr
+// tessel.device_kernel) through GenerateCUDA and CompileCUDA for CUDAArch(target), packed as a
+// tessel_cuda module in the host library's __tvm_ffi__library_bin; the host functions through
+// GenerateC. Loading needs no GPU; launching a kernel does.
+CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
+                         const CompileOptions& options = {});
 
 // The library for `source` in the build cache: compiled (with CompileCSource) unless a library
 // for the same source and compiler command is stored. *cache_hit, when given, says which.

@@ -2,11 +2,14 @@
 // byte-identical C; helpers a kernel does not use cost nothing (static inline, marked unused).
 #include "codegen/c/c_prelude.h"
 
+#include <string>
+
 namespace tessel {
 namespace codegen {
 
-const char* CPrelude() {
-  return R"TSL(#include <tvm/ffi/c_api.h>
+namespace {
+
+const char* const kHeader = R"TSL(#include <tvm/ffi/c_api.h>
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -23,7 +26,10 @@ const char* CPrelude() {
 /* Helpers are static and unused ones are normal: no -Wunused-function for them. */
 #define TSL_HELPER static inline __attribute__((unused))
 
-/* ---- integer arithmetic ----
+)TSL";
+
+// Shared with the CUDA prelude (src/codegen/cuda), which defines TSL_HELPER for device code.
+const char* const kArithmetic = R"TSL(/* ---- integer arithmetic ----
    IR integers wrap modulo 2^bits while C signed overflow is undefined (and narrow types promote to
    int), so +, -, *, << compute in an unsigned type at least as wide and convert back. Division by
    -1 is special-cased because INT_MIN / -1 traps on x86 although the IR result (wrapped) exists. */
@@ -79,7 +85,10 @@ TSL_HELPER float tsl_floormod_f32(float a, float b) { return a - floorf(a / b) *
 TSL_HELPER double tsl_floordiv_f64(double a, double b) { return floor(a / b); }
 TSL_HELPER double tsl_floormod_f64(double a, double b) { return a - floor(a / b) * b; }
 
-/* float16 and bfloat16 are stored as their bits (uint16_t) and computed in float: float has at
+)TSL";
+
+const char* const kRest =
+    R"TSL(/* float16 and bfloat16 are stored as their bits (uint16_t) and computed in float: float has at
    least 2p+2 significand bits for both, so one operation in float rounded once to the small type
    equals the correctly rounded small-type operation. tsl_f64_to_small rounds to nearest even;
    man/exp are the target format's fraction and exponent widths. */
@@ -301,6 +310,14 @@ TSL_HELPER int tsl_check_compact(const char* f, const char* p, const DLTensor* t
   return 0;
 }
 )TSL";
+
+}  // namespace
+
+const char* CArithmeticHelpers() { return kArithmetic; }
+
+const char* CPrelude() {
+  static const std::string text = std::string(kHeader) + kArithmetic + kRest;
+  return text.c_str();
 }
 
 }  // namespace codegen

@@ -9,6 +9,9 @@ namespace tessel {
 namespace codegen {
 
 const char* CPrelude();
+// The part of the prelude with the integer and float division helpers (wrapping +-*, floor/trunc
+// division, min/max, abs), written against a TSL_HELPER macro its includer defines.
+const char* CArithmeticHelpers();
 
 }  // namespace codegen
 }  // namespace tessel

@@ -43,6 +43,36 @@ std::string FormatEscape(const std::string& text);
 // printf conversion and argument for a scalar value of `t` held in C expression `c`.
 void PrintfArg(DataType t, const std::string& c, std::string* conv, std::string* arg);
 
+// ---- scalar expressions (shared with the CUDA code generator) ----
+enum class BinOp {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kFloorDiv,
+  kFloorMod,
+  kMin,
+  kMax,
+  kEQ,
+  kNE,
+  kLT,
+  kLE,
+  kGT,
+  kGE,
+  kAnd,
+  kOr
+};
+// `a op b` on scalars of type `t` (the operands' type), with the prelude's tsl_* helpers where C
+// operators differ from the IR (wrap-around, floor division, float16 in float).
+std::string ScalarBinary(BinOp op, DataType t, const std::string& a, const std::string& b,
+                         const std::string& function);
+// A scalar conversion of C expression `s` from `from` to `to`.
+std::string CastScalar(DataType to, DataType from, const std::string& s);
+// Literals of a scalar type (float16/bfloat16 through tsl_f64_to_f16/bf16, NAN, INFINITY).
+std::string IntLiteral(DataType t, int64_t v);
+std::string FloatLiteral(DataType t, double v);
+
 // ---- names ----
 // C identifiers for IR variables: sanitized name_hint, suffixed _1, _2... on collision, never a C
 // keyword, a libc/libm name, or the reserved tsl_ prefix.

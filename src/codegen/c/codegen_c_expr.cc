@@ -17,26 +17,6 @@ namespace {
 
 using namespace ir;  // NOLINT(build/namespaces)
 
-enum class BinOp {
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kMod,
-  kFloorDiv,
-  kFloorMod,
-  kMin,
-  kMax,
-  kEQ,
-  kNE,
-  kLT,
-  kLE,
-  kGT,
-  kGE,
-  kAnd,
-  kOr
-};
-
 const char* BinOpName(BinOp op) {
   static const char* names[] = {"add",      "sub", "mul", "truncdiv", "truncmod", "floordiv",
                                 "floormod", "min", "max", "eq",       "ne",       "lt",
@@ -63,6 +43,8 @@ std::string Call2(const std::string& f, const std::string& a, const std::string&
 std::string VecSuffix(DataType t) {
   return TypeSuffix(t.element_of()) + "x" + std::to_string(t.lanes());
 }
+
+}  // namespace
 
 // `a op b` on scalars of type t (the operands' type).
 std::string ScalarBinary(BinOp op, DataType t, const std::string& a, const std::string& b,
@@ -146,7 +128,7 @@ std::string IntLiteral(DataType t, int64_t v) {
   return "((" + CType(t) + ")" + std::to_string(v) + ")";
 }
 
-std::string DoubleText(double v, int digits) {
+static std::string DoubleText(double v, int digits) {
   if (std::isnan(v)) return "NAN";
   if (std::isinf(v)) return v > 0 ? "INFINITY" : "(-INFINITY)";
   char buf[64];
@@ -166,6 +148,8 @@ std::string FloatLiteral(DataType t, double v) {
   return std::string(t.is_bfloat() ? "tsl_f64_to_bf16(" : "tsl_f64_to_f16(") + DoubleText(v, 17) +
          ")";
 }
+
+namespace {
 
 // Functions that an included header declares; any other extern gets a prototype.
 bool DeclaredByHeaders(const std::string& name) {

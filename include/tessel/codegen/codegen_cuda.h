@@ -1,0 +1,32 @@
+// The CUDA device code generator: the device kernels of a lowered, split module (the functions
+// with attrs["tessel.device_kernel"], see docs/codegen.md "CUDA") to one CUDA C++ translation unit.
+//
+// Each kernel becomes `extern "C" __global__ void <global_symbol>(params)`, with
+// __launch_bounds__ when its block size is constant and __cluster_dims__ when the function has
+// attrs["tessel.cluster_dims"]. Thread indices come from the body's "thread_extent" attributes,
+// whose variable is named after its thread tag (threadIdx.x, or threadIdx_x as the text format
+// spells it). Scalar semantics equal the C backend's (shared helpers: wrapping integer arithmetic,
+// floor division, float16/bfloat16 computed in float with one rounding). The same module always
+// gives byte-identical text; anything it cannot translate exactly is a ValueError naming the
+// construct and the kernel.
+#ifndef TESSEL_CODEGEN_CODEGEN_CUDA_H_
+#define TESSEL_CODEGEN_CODEGEN_CUDA_H_
+
+#include <tessel/ir/module.h>
+
+#include <string>
+
+namespace tessel {
+namespace codegen {
+
+// The CUDA source of the device kernels of `mod` (functions without "tessel.device_kernel" are
+// skipped). Also the Python global "tessel.codegen.GenerateCUDA". Compile it with CompileCUDA.
+std::string GenerateCUDA(const ir::IRModule& mod);
+
+// Whether `func` is a device kernel (attrs["tessel.device_kernel"] is true).
+bool IsDeviceKernel(const ir::PrimFunc& func);
+
+}  // namespace codegen
+}  // namespace tessel
+
+#endif  // TESSEL_CODEGEN_CODEGEN_CUDA_H_

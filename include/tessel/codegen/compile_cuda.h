@@ -1,0 +1,48 @@
+// CompileCUDA: CUDA C++ source to a cubin for one GPU architecture.
+//
+// NVRTC is opened at run time with dlopen (never linked), so tessel builds and imports on machines
+// without it. Library search: $TESSEL_NVRTC_LIBRARY, else libnvrtc.so.13, libnvrtc.so.12,
+// libnvrtc.so on the loader path, then in $CUDA_HOME/lib64 and /usr/local/cuda/lib64. When no
+// NVRTC loads (or TESSEL_CUDA_COMPILER=nvcc), nvcc compiles instead: $TESSEL_NVCC, else nvcc on
+// PATH, else /usr/local/cuda/bin/nvcc, run as `nvcc -cubin -arch=sm_XX`.
+//
+// A compile error is a RuntimeError with the compiler's log followed by each generated line it
+// names (kernel.cu(LINE)), quoted with its number.
+#ifndef TESSEL_CODEGEN_COMPILE_CUDA_H_
+#define TESSEL_CODEGEN_COMPILE_CUDA_H_
+
+#include <tessel/target/target.h>
+
+#include <string>
+
+namespace tessel {
+namespace codegen {
+
+struct CUDACompileOptions {
+  // "" = NVRTC when it loads, else nvcc; "nvrtc" or "nvcc" forces one (TESSEL_CUDA_COMPILER sets
+  // the default).
+  std::string compiler;
+};
+
+// The cubin of `source` for `arch` ("sm_80", "sm_90", "sm_90a"); ValueError for a malformed arch.
+// *log, when given, receives the compiler's messages (warnings). Also the Python global
+// "tessel.codegen.CompileCUDA" (returns bytes).
+std::string CompileCUDA(const std::string& source, const std::string& arch,
+                        std::string* log = nullptr, const CUDACompileOptions& options = {});
+
+// Which compiler CompileCUDA would use now: "nvrtc <library path>" or "nvcc <path>"; RuntimeError
+// when neither is found.
+std::string CUDACompilerIdentity(const CUDACompileOptions& options = {});
+
+// The architecture to build `target` (kind cuda) for: its "arch" attribute, else the compute
+// capability of GPU 0 asked through the CUDA driver; ValueError "target cuda: no -arch given and
+// no GPU to ask" when neither is there.
+std::string CUDAArch(const target::Target& target);
+
+// The CUDA include folder used for cuda_fp16.h ($CUDA_HOME/include, else /usr/local/cuda/include).
+std::string CUDAIncludeDir();
+
+}  // namespace codegen
+}  // namespace tessel
+
+#endif  // TESSEL_CODEGEN_COMPILE_CUDA_H_

@@ -1,0 +1,146 @@
+// Build for target cuda (called by Build in build.cc): lower with the cuda pipeline, generate and
+// compile the device kernels, pack the cubin as a tessel_cuda module into the host library's
+// __tvm_ffi__library_bin, generate the host C (whose launch_kernel calls find the kernels through
+// that import), compile it through the build cache, and load it.
+#include <tessel/codegen/build.h>
+#include <tessel/codegen/codegen_c.h>
+#include <tessel/codegen/codegen_cuda.h>
+#include <tessel/codegen/compile_cuda.h>
+#include <tessel/codegen/library_bin.h>
+#include <tessel/ir/prim_expr.h>
+#include <tessel/runtime/cuda_module.h>
+#include <tvm/ffi/error.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+namespace tessel {
+namespace codegen {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool BoolAttr(const ir::PrimFunc& f, const char* key) {
+  auto it = f->attrs.find(key);
+  if (it == f->attrs.end()) return false;
+  auto b = (*it).second.try_cast<bool>();
+  return b.has_value() && *b;
+}
+
+// attrs["tessel.cluster_dims"] as three constants; {0, 0, 0} when absent.
+std::array<uint32_t, 3> ClusterDims(const ir::PrimFunc& f, const std::string& name) {
+  std::array<uint32_t, 3> dims = {0, 0, 0};
+  auto it = f->attrs.find("tessel.cluster_dims");
+  if (it == f->attrs.end()) return dims;
+  auto arr = (*it).second.try_cast<tvm::ffi::Array<tvm::ffi::Any>>();
+  size_t k = 0;
+  if (arr && arr->size() == 3) {
+    for (const tvm::ffi::Any& a : *arr) {
+      std::optional<int64_t> v = a.try_cast<int64_t>();
+      if (!v) {
+        if (auto e = a.try_cast<ir::PrimExpr>()) v = ir::AsConstInt(*e);
+      }
+      if (!v || *v < 1) break;
+      dims[k++] = static_cast<uint32_t>(*v);
+    }
+  }
+  if (k != 3) {
+    TVM_FFI_THROW(ValueError) << "target cuda: kernel " << name
+                              << ": tessel.cluster_dims must be three positive constants";
+  }
+  return dims;
+}
+
+int ArchNumber(const std::string& arch) { return std::atoi(arch.c_str() + 3); }
+
+}  // namespace
+
+CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
+                         const CompileOptions& options) {
+  auto n = tvm::ffi::make_object<CompiledModuleNode>();
+  n->target = target->str;
+  // The architecture first: without one there is nothing to build for.
+  std::string arch = CUDAArch(target);
+
+  Clock::time_point t = Clock::now();
+  ir::IRModule lowered = Lower(mod, target);
+  n->lower_seconds = SecondsSince(t);
+
+  t = Clock::now();
+  tvm::ffi::Map<String, ir::PrimFunc> host_funcs, device_funcs;
+  runtime::CUDAModuleData data;
+  data.arch = arch;
+  std::vector<std::string> names;
+  for (const String& name : lowered.FunctionNames()) {
+    ir::PrimFunc f = lowered->functions.at(name);
+    std::string symbol = f.GetGlobalSymbol().value_or(name);
+    if (!IsDeviceKernel(f)) {
+      host_funcs.Set(name, f);
+      names.push_back(symbol);
+      continue;
+    }
+    device_funcs.Set(name, f);
+    runtime::CUDAKernelInfo info;
+    info.name = symbol;
+    for (const ir::Var& p : f->params) {
+      if (p.dtype().is_handle()) {
+        info.arg_types.push_back(DLDataType{kDLOpaqueHandle, 64, 1});
+      } else {
+        info.arg_types.push_back(p.dtype());
+      }
+    }
+    info.use_pdl = BoolAttr(f, "tessel.use_pdl");
+    info.use_grid_sync = BoolAttr(f, "tessel.use_grid_sync");
+    info.cluster_dims = ClusterDims(f, symbol);
+    if (info.cluster_dims[0] != 0 && ArchNumber(arch) < 90) {
+      TVM_FFI_THROW(ValueError) << "target cuda: kernel " << symbol
+                                << " uses thread block clusters (tessel.cluster_dims), which need "
+                                   "sm_90 or newer; the target is "
+                                << arch;
+    }
+    data.kernels.push_back(info);
+  }
+  ir::IRModule device_mod(device_funcs);
+  ir::IRModule host_mod(host_funcs);
+  data.source = GenerateCUDA(device_mod);
+  n->cuda_source = data.source;
+  n->codegen_seconds = SecondsSince(t);
+
+  t = Clock::now();
+  if (!data.kernels.empty()) data.image = CompileCUDA(data.source, arch);
+  n->nvcc_seconds = SecondsSince(t);
+
+  t = Clock::now();
+  std::string source = GenerateC(host_mod);
+  if (!data.kernels.empty()) {
+    tvm::ffi::Bytes bytes = runtime::SaveCUDAModuleBytes(data);
+    LibraryBinModule cuda;
+    cuda.kind = runtime::kCUDAModuleKind;
+    cuda.bytes = std::string(bytes.data(), bytes.size());
+    source += "\n" + LibraryBinCDefinition(LibraryBinImporting({cuda}));
+  }
+  n->source = source;
+  n->codegen_seconds += SecondsSince(t);
+  std::sort(names.begin(), names.end());
+  for (const std::string& s : names) n->function_names.push_back(s);
+
+  t = Clock::now();
+  bool hit = false;
+  n->library_path = CompileCached(source, options, &hit);
+  n->cache_hit = hit;
+  n->cc_seconds = SecondsSince(t);
+
+  t = Clock::now();
+  n->module = tvm::ffi::Module::LoadFromFile(n->library_path);
+  n->load_seconds = SecondsSince(t);
+  return CompiledModule(n);
+}
+
+}  // namespace codegen
+}  // namespace tessel

@@ -1,0 +1,784 @@
+// One device kernel to CUDA C++.
+//
+// Scalar expressions use the C generator's text (ScalarBinary, CastScalar, literals), so both
+// backends agree bit for bit. Vector expressions (lanes > 1, from VectorizeLoop) have no CUDA type
+// in general, so they are emitted lane by lane: `Lane(e, k)` is the scalar C++ for lane k of e.
+// Loads and stores of a contiguous Ramp whose bytes (8 or 16) are provably aligned become one
+// 64/128-bit access (float4, int4, uint2 ...): the load is hoisted into a temporary before the
+// statement that uses it, the store collects its lanes into one. A vector store computes all lanes
+// before writing any, as the vector semantics require.
+#include <tessel/arith/analyzer.h>
+#include <tessel/ir/builtin.h>
+#include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
+#include <tessel/transform/lower_thread_binding.h>
+#include <tessel/transform/split_host_device.h>
+#include <tvm/ffi/error.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "codegen/cuda/codegen_cuda.h"
+
+namespace tessel {
+namespace codegen {
+
+namespace {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+// Identifiers of CUDA C++ that the C name table does not already keep away from IR variables.
+const char* const kCudaReserved[] = {
+    "threadIdx", "blockIdx",  "blockDim", "gridDim",     "warpSize",  "new",
+    "delete",    "class",     "this",     "template",    "operator",  "private",
+    "public",    "protected", "virtual",  "friend",      "using",     "typename",
+    "try",       "catch",     "throw",    "nullptr",     "namespace", "mutable",
+    "explicit",  "export",    "dim3",     "float2",      "float4",    "int2",
+    "int4",      "uint2",     "uint4",    "half",        "printf",    "cooperative_groups",
+    "asm",       "constexpr", "decltype", "static_cast", "noexcept"};
+
+bool IsSharedScope(const std::string& s) { return s == "shared" || s == "shared.dyn"; }
+
+// A 64/128-bit access type for `lanes` elements of `elem`, and whether lanes are its .x/.y/.z/.w
+// members (else they are read through a pointer to the element type).
+bool WideType(DataType elem, int lanes, std::string* type, bool* members) {
+  int64_t bytes = static_cast<int64_t>(elem.bytes()) * lanes;
+  if (elem.is_bool() || (bytes != 8 && bytes != 16)) return false;
+  const char* n = bytes == 8 ? "2" : "4";
+  *members = elem.bits() == 32 && !elem.is_bfloat();
+  if (*members && elem.is_float()) {
+    *type = std::string("float") + n;
+  } else if (*members && elem.is_int()) {
+    *type = std::string("int") + n;
+  } else {
+    *members = *members && elem.is_uint();
+    *type = std::string("uint") + (bytes == 8 ? "2" : "4");
+  }
+  return true;
+}
+
+std::string Member(int k) { return std::string(".") + "xyzw"[k]; }
+
+class Kernel;
+
+// Expression text for one lane (lane < 0: a scalar expression).
+class LaneEmitter : public ExprFunctor<std::string(const PrimExpr&)> {
+ public:
+  LaneEmitter(Kernel* k, int lane) : k_(k), lane_(lane) {}
+
+  std::string Sub(const PrimExpr& e) {
+    if (e.dtype().is_scalar()) return LaneEmitter(k_, -1)(e);
+    return VisitExpr(e);
+  }
+
+  std::string VisitExpr_(const IntImmNode* op) override { return IntLiteral(op->dtype, op->value); }
+  std::string VisitExpr_(const FloatImmNode* op) override {
+    return FloatLiteral(op->dtype, op->value);
+  }
+  std::string VisitExpr_(const StringImmNode* op) override;
+  std::string VisitExpr_(const VarNode* op) override;
+  std::string VisitExpr_(const CastNode* op) override {
+    return CastScalar(op->dtype.element_of(), op->value.dtype().element_of(), Sub(op->value));
+  }
+
+#define TESSEL_BINARY(Node, Op) \
+  std::string VisitExpr_(const Node* op) override { return Binary(Op, op->a, op->b); }
+  TESSEL_BINARY(AddNode, BinOp::kAdd)
+  TESSEL_BINARY(SubNode, BinOp::kSub)
+  TESSEL_BINARY(MulNode, BinOp::kMul)
+  TESSEL_BINARY(DivNode, BinOp::kDiv)
+  TESSEL_BINARY(ModNode, BinOp::kMod)
+  TESSEL_BINARY(FloorDivNode, BinOp::kFloorDiv)
+  TESSEL_BINARY(FloorModNode, BinOp::kFloorMod)
+  TESSEL_BINARY(MinNode, BinOp::kMin)
+  TESSEL_BINARY(MaxNode, BinOp::kMax)
+  TESSEL_BINARY(EQNode, BinOp::kEQ)
+  TESSEL_BINARY(NENode, BinOp::kNE)
+  TESSEL_BINARY(LTNode, BinOp::kLT)
+  TESSEL_BINARY(LENode, BinOp::kLE)
+  TESSEL_BINARY(GTNode, BinOp::kGT)
+  TESSEL_BINARY(GENode, BinOp::kGE)
+  TESSEL_BINARY(AndNode, BinOp::kAnd)
+  TESSEL_BINARY(OrNode, BinOp::kOr)
+#undef TESSEL_BINARY
+
+  std::string VisitExpr_(const NotNode* op) override { return "(!" + Sub(op->a) + ")"; }
+  std::string VisitExpr_(const SelectNode* op) override {
+    return "(" + Sub(op->condition) + " ? " + Sub(op->true_value) + " : " + Sub(op->false_value) +
+           ")";
+  }
+  std::string VisitExpr_(const RampNode* op) override;
+  std::string VisitExpr_(const BroadcastNode* op) override { return Sub(op->value); }
+  std::string VisitExpr_(const ShuffleNode* op) override;
+  std::string VisitExpr_(const LetNode* op) override;
+  std::string VisitExpr_(const BufferLoadNode* op) override;
+  std::string VisitExpr_(const CallNode* op) override;
+
+ private:
+  std::string Binary(BinOp op, const PrimExpr& a, const PrimExpr& b);
+  Kernel* k_;
+  int lane_;
+};
+
+class Kernel : public StmtFunctor<void(const Stmt&)> {
+ public:
+  Kernel(const PrimFunc& func, std::string name) : func_(func), name_(std::move(name)) {
+    for (const char* r : kCudaReserved) names_.Reserve(r);
+    names_.Reserve("tsl_dyn_smem");
+  }
+
+  std::string Run(bool* uses_grid_sync);
+
+  // ---- state the lane emitter reads ----
+  const std::string& name() const { return name_; }
+  std::string VarRef(const Var& v, int lane) {
+    auto it = defined_.find(v.get());
+    if (it == defined_.end()) {
+      CudaUnsupported("variable '" + std::string(v->name_hint) + "' used where it is not defined",
+                      name_);
+    }
+    const std::string& n = names_.Get(v);
+    if (v.dtype().is_vector() && it->second.lane_array) {
+      if (lane < 0) CudaUnsupported("vector variable " + n + " used as a scalar", name_);
+      return n + "[" + std::to_string(lane) + "]";
+    }
+    return n;
+  }
+  // C pointer to elements of `elem` through handle `data`.
+  std::string Pointer(const Var& data, DataType elem) {
+    std::string n = VarRef(data, -1);
+    std::string want = StorageCType(elem.element_of());
+    if (defined_.at(data.get()).pointee == want) return n;
+    return "((" + want + "*)" + n + ")";
+  }
+  // A hoisted wide load, if `op` has one: the lane's text.
+  bool HoistedLane(const BufferLoadNode* op, int lane, std::string* out) {
+    auto it = hoisted_.find(op);
+    if (it == hoisted_.end() || lane < 0) return false;
+    const Hoisted& h = it->second;
+    if (h.members) {
+      *out = h.name + Member(lane);
+    } else {
+      *out = "((const " + StorageCType(op->dtype.element_of()) + "*)&" + h.name + ")[" +
+             std::to_string(lane) + "]";
+    }
+    return true;
+  }
+  // Defines `v` for the duration of an expression Let; returns whether it was defined before.
+  bool DefineScalar(const Var& v) {
+    bool was = defined_.count(v.get()) != 0;
+    defined_[v.get()] = VarInfo{"", false};
+    names_.Get(v);
+    return was;
+  }
+  void Undefine(const Var& v) { defined_.erase(v.get()); }
+  void NoteGridSync() { grid_sync_ = true; }
+  std::string DeclName(const Var& v) { return names_.Get(v); }
+
+  // ---- statements ----
+  void VisitStmt_(const SeqStmtNode* op) override {
+    for (const Stmt& s : op->seq) VisitStmt(s);
+  }
+  void VisitStmt_(const DeclBufferNode* op) override { VisitStmt(op->body); }
+  void VisitStmt_(const LetStmtNode* op) override;
+  void VisitStmt_(const AttrStmtNode* op) override;
+  void VisitStmt_(const AssertStmtNode* op) override;
+  void VisitStmt_(const BufferStoreNode* op) override;
+  void VisitStmt_(const EvaluateNode* op) override;
+  void VisitStmt_(const IfThenElseNode* op) override {
+    Line("if (" + Scalar(op->condition) + ") {");
+    Body(op->then_case);
+    if (op->else_case) {
+      Line("} else {");
+      Body(*op->else_case);
+    }
+    Line("}");
+  }
+  void VisitStmt_(const WhileNode* op) override {
+    Line("while (" + Scalar(op->condition) + ") {");
+    Body(op->body);
+    Line("}");
+  }
+  void VisitStmt_(const ForNode* op) override;
+  void VisitStmt_(const AllocateNode* op) override;
+  void VisitStmt_(const BlockNode* op) override {
+    CudaUnsupported("Block '" + std::string(op->name_hint) + "' (not lowered: run LowerBlocks)",
+                    name_);
+  }
+  void VisitStmt_(const BlockRealizeNode* op) override {
+    CudaUnsupported("BlockRealize (not lowered: run LowerBlocks)", name_);
+  }
+
+ private:
+  struct VarInfo {
+    std::string pointee;  // storage type a handle points at; "" = void*
+    bool lane_array;      // a vector variable held as an array of lanes
+  };
+  struct Hoisted {
+    std::string name;
+    bool members;
+  };
+
+  std::string Scalar(const PrimExpr& e) { return LaneEmitter(this, -1)(e); }
+  std::string Lane(const PrimExpr& e, int lane) { return LaneEmitter(this, lane).Sub(e); }
+  void Line(const std::string& s) { os_ << std::string(2 * indent_, ' ') << s << "\n"; }
+  void Body(const Stmt& s) {
+    ++indent_;
+    std::vector<const Object*> saved = std::move(block_vars_);
+    block_vars_.clear();
+    VisitStmt(s);
+    for (const Object* v : block_vars_) defined_.erase(v);
+    block_vars_ = std::move(saved);
+    --indent_;
+  }
+  // Declares `v` in the current C block; false when the block already declares it (assign).
+  bool Declare(const Var& v, VarInfo info) {
+    for (const Object* o : block_vars_) {
+      if (o == v.get()) return false;
+    }
+    if (defined_.count(v.get())) {
+      CudaUnsupported("variable '" + std::string(v->name_hint) + "' bound again inside its scope",
+                      name_);
+    }
+    defined_[v.get()] = info;
+    block_vars_.push_back(v.get());
+    names_.Get(v);
+    return true;
+  }
+  std::string DeclType(const Var& v) {
+    if (v.dtype().is_handle()) {
+      return v->pointee.is_void() ? "void*" : StorageCType(v->pointee) + "*";
+    }
+    return CType(v.dtype().element_of());
+  }
+  // Whether a `lanes`-wide contiguous access at `base` of buffer `buf` is aligned to its size.
+  bool WideAligned(const Buffer& buf, const PrimExpr& base, DataType t) {
+    int64_t bytes = static_cast<int64_t>(t.bytes()) * t.lanes();
+    std::string scope = buf->data->storage_scope;
+    bool base_aligned = IsSharedScope(scope) || scope == "local" || buf->data_alignment >= bytes;
+    if (!base_aligned) return false;
+    auto m = analyzer_.ModularSet(base);
+    int64_t elems = bytes / t.bytes();
+    return m->coeff % elems == 0 && m->base % elems == 0;
+  }
+  // Hoists the wide loads of `e` into temporaries before the current statement.
+  void HoistLoads(const PrimExpr& e);
+  void ThreadExtent(const AttrStmtNode* op);
+
+  const PrimFunc& func_;
+  std::string name_;
+  NameTable names_;
+  std::unordered_map<const Object*, VarInfo> defined_;
+  std::vector<const Object*> block_vars_;
+  std::unordered_map<const BufferLoadNode*, Hoisted> hoisted_;
+  std::map<std::string, int64_t> thread_extent_;  // constant threadIdx extents seen
+  std::set<std::string> open_tags_;
+  std::unordered_map<const Object*, PrimExpr> dyn_offsets_;
+  arith::Analyzer analyzer_;
+  std::ostringstream os_;
+  int indent_ = 1;
+  int temps_ = 0;
+  bool grid_sync_ = false;
+  bool block_size_known_ = true;
+};
+
+// ---- expressions ----
+
+std::string LaneEmitter::VisitExpr_(const StringImmNode* op) {
+  CudaUnsupported("a string constant outside a call", k_->name());
+}
+std::string LaneEmitter::VisitExpr_(const ShuffleNode* op) {
+  CudaUnsupported("Shuffle", k_->name());
+}
+std::string LaneEmitter::VisitExpr_(const VarNode* op) {
+  return k_->VarRef(GetRef<Var>(op), lane_);
+}
+
+std::string LaneEmitter::Binary(BinOp op, const PrimExpr& a, const PrimExpr& b) {
+  DataType t = a.dtype().element_of();
+  return ScalarBinary(op, t, Sub(a), Sub(b), k_->name());
+}
+
+std::string LaneEmitter::VisitExpr_(const RampNode* op) {
+  if (lane_ < 0) CudaUnsupported("a Ramp used as a scalar", k_->name());
+  DataType t = op->base.dtype();
+  if (lane_ == 0) return Sub(op->base);
+  // Constant strides (the common case) fold into one literal when it fits the type.
+  auto stride = AsConstInt(op->stride), base = AsConstInt(op->base);
+  auto fits = [&](int64_t v) {
+    if (t.bits() >= 64) return true;
+    int64_t lo = t.is_uint() ? 0 : -(int64_t{1} << (t.bits() - 1));
+    int64_t hi = t.is_uint() ? (int64_t{1} << t.bits()) - 1 : (int64_t{1} << (t.bits() - 1)) - 1;
+    return v >= lo && v <= hi;
+  };
+  if (stride && *stride >= -(1 << 20) && *stride <= (1 << 20)) {
+    int64_t step = lane_ * *stride;
+    if (base && fits(*base + step)) return IntLiteral(t, *base + step);
+    if (fits(step)) return ScalarBinary(BinOp::kAdd, t, Sub(op->base), IntLiteral(t, step), "");
+  }
+  std::string step = ScalarBinary(BinOp::kMul, t, IntLiteral(t, lane_), Sub(op->stride), "");
+  return ScalarBinary(BinOp::kAdd, t, Sub(op->base), step, k_->name());
+}
+
+// A Let inside an expression: an immediately called lambda binds the value (per lane for vectors).
+std::string LaneEmitter::VisitExpr_(const LetNode* op) {
+  std::string value = Sub(op->value);
+  bool was = k_->DefineScalar(op->var);
+  std::string name = k_->DeclName(op->var);
+  std::string body = Sub(op->body);
+  if (!was) k_->Undefine(op->var);
+  return "([&]() { " + CType(op->var.dtype().element_of()) + " " + name + " = " + value +
+         "; return " + body + "; }())";
+}
+
+std::string LaneEmitter::VisitExpr_(const BufferLoadNode* op) {
+  if (op->indices.size() != 1) {
+    CudaUnsupported("a BufferLoad of " + std::string(op->buffer->name) + " with " +
+                        std::to_string(op->indices.size()) + " indices (not flattened)",
+                    k_->name());
+  }
+  std::string hoisted;
+  if (k_->HoistedLane(op, lane_, &hoisted)) return hoisted;
+  std::string ptr = k_->Pointer(op->buffer->data, op->dtype.element_of());
+  return ptr + "[" + Sub(op->indices[0]) + "]";
+}
+
+std::string LaneEmitter::VisitExpr_(const CallNode* op) {
+  const std::string& fn = k_->name();
+  auto opref = op->op.as<Op>();
+  if (!opref) CudaUnsupported("a call of another function", fn);
+  std::string name = (*opref)->name;
+  DataType t = op->dtype.element_of();
+  auto args = [&](size_t first) {
+    std::string out;
+    for (size_t i = first; i < op->args.size(); ++i)
+      out += (i > first ? ", " : "") + Sub(op->args[i]);
+    return out;
+  };
+  auto arg = [&](size_t i) { return Sub(op->args[i]); };
+  if (name == "call_extern" || name == "call_pure_extern") {
+    const auto* s = op->args.size() ? op->args[0].as<StringImmNode>() : nullptr;
+    if (!s) CudaUnsupported(name + " without a function name", fn);
+    return std::string(s->value) + "(" + args(1) + ")";
+  }
+  if (name == "tvm_storage_sync") {
+    const auto* s = op->args.size() ? op->args[0].as<StringImmNode>() : nullptr;
+    std::string scope = s ? std::string(s->value) : "";
+    if (scope == "shared" || scope == "shared.dyn") return "__syncthreads()";
+    if (scope == "warp") return "__syncwarp()";
+    CudaUnsupported("tvm_storage_sync(\"" + scope + "\") (only shared and warp)", fn);
+  }
+  if (name == "pdl_sync") return "tsl_pdl_wait()";
+  if (name == "pdl_trigger") return "tsl_pdl_launch_dependents()";
+  if (name == "grid_sync") {
+    k_->NoteGridSync();
+    return "cooperative_groups::this_grid().sync()";
+  }
+  if (name == "shfl_xor" || name == "shfl_down" || name == "shfl_sync") {
+    if (op->args.size() != 3)
+      CudaUnsupported(name + " with " + std::to_string(op->args.size()) +
+                          " arguments (expected value, lane, width)",
+                      fn);
+    std::string f = name == "shfl_xor"    ? "__shfl_xor_sync"
+                    : name == "shfl_down" ? "__shfl_down_sync"
+                                          : "__shfl_sync";
+    return "((" + CType(t) + ")" + f + "(0xffffffffu, " + arg(0) + ", " + arg(1) + ", " + arg(2) +
+           "))";
+  }
+  if (name == "assume") return "1";
+  if (name == "likely") return "__builtin_expect(!!(" + arg(0) + "), 1)";
+  if (name == "if_then_else") return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
+  std::string c = CType(t);
+  if (name == "shift_left") {
+    if (t.is_uint() && t.bits() >= 32) return "(" + arg(0) + " << " + arg(1) + ")";
+    return "tsl_shl_" + TypeSuffix(t) + "(" + arg(0) + ", " + arg(1) + ")";
+  }
+  if (name == "shift_right") return "((" + c + ")(" + arg(0) + " >> " + arg(1) + "))";
+  if (name == "bitwise_and") return "((" + c + ")(" + arg(0) + " & " + arg(1) + "))";
+  if (name == "bitwise_or") return "((" + c + ")(" + arg(0) + " | " + arg(1) + "))";
+  if (name == "bitwise_xor") return "((" + c + ")(" + arg(0) + " ^ " + arg(1) + "))";
+  if (name == "bitwise_not") {
+    if (t.is_bool()) return "(!" + arg(0) + ")";
+    return "((" + c + ")(~" + arg(0) + "))";
+  }
+  if (name == "reinterpret") {
+    DataType from = op->args[0].dtype().element_of();
+    if (from.bits() != t.bits()) {
+      CudaUnsupported("reinterpret from " + from.str() + " to " + t.str() + " (sizes differ)", fn);
+    }
+    return "tsl_bitcast<" + c + ">(" + arg(0) + ")";
+  }
+  if (name == "popcount" || name == "clz") {
+    DataType at = op->args[0].dtype().element_of();
+    if (!at.is_int_or_uint()) CudaUnsupported(name + " of " + at.str(), fn);
+    int bits = at.bits();
+    std::string u = "(uint" + std::to_string(bits) + "_t)(" + arg(0) + ")";
+    if (name == "popcount") {
+      if (bits == 64) return "((" + c + ")__popcll(" + u + "))";
+      return "((" + c + ")__popc((uint32_t)" + u + "))";
+    }
+    // __clz(0) is 32 and __clzll(0) is 64, so narrow types subtract the padding bits.
+    if (bits == 64) return "((" + c + ")__clzll((long long)" + u + "))";
+    return "((" + c + ")(__clz((int)(uint32_t)" + u + ") - " + std::to_string(32 - bits) + "))";
+  }
+  if (name == "abs") {
+    if (t.is_floating() && t.bits() == 16) return "((uint16_t)(" + arg(0) + " & 0x7FFFu))";
+    if (t.is_float()) return std::string(t.bits() == 32 ? "fabsf(" : "fabs(") + arg(0) + ")";
+    if (t.is_int_or_uint()) return "tsl_abs_" + TypeSuffix(t) + "(" + arg(0) + ")";
+  }
+  if (name == "address_of") {
+    const auto* load = op->args[0].as<BufferLoadNode>();
+    if (!load || load->indices.size() != 1) CudaUnsupported("address_of of a non-flat load", fn);
+    return "((void*)(" + k_->Pointer(load->buffer->data, load->dtype.element_of()) + " + " +
+           LaneEmitter(k_, -1)(load->indices[0]) + "))";
+  }
+  if (name == "launch_kernel") CudaUnsupported("launch_kernel inside a device kernel", fn);
+  CudaUnsupported("unsupported op " + name, fn);
+}
+
+// ---- statements ----
+
+class LoadCollector : public ExprVisitor {
+ public:
+  std::vector<const BufferLoadNode*> loads;
+  void VisitExpr_(const BufferLoadNode* op) override {
+    if (op->dtype.is_vector() && op->indices.size() == 1) loads.push_back(op);
+    ExprVisitor::VisitExpr_(op);
+  }
+  // Neither a Let body (its index may use the Let variable) nor a branch of if_then_else (it may
+  // be out of bounds when not chosen) is hoisted.
+  void VisitExpr_(const LetNode* op) override { VisitExpr(op->value); }
+  void VisitExpr_(const CallNode* op) override {
+    if (op->op.same_as(builtin::if_then_else())) {
+      VisitExpr(op->args[0]);
+      return;
+    }
+    ExprVisitor::VisitExpr_(op);
+  }
+};
+
+void Kernel::HoistLoads(const PrimExpr& e) {
+  LoadCollector c;
+  c(e);
+  for (const BufferLoadNode* load : c.loads) {
+    if (hoisted_.count(load)) continue;
+    const auto* ramp = load->indices[0].as<RampNode>();
+    auto stride = ramp ? AsConstInt(ramp->stride) : std::nullopt;
+    if (!stride || *stride != 1) continue;
+    std::string type;
+    bool members = false;
+    if (!WideType(load->dtype.element_of(), load->dtype.lanes(), &type, &members)) continue;
+    if (!WideAligned(load->buffer, ramp->base, load->dtype)) continue;
+    std::string tmp = "tsl_v" + std::to_string(++temps_);
+    std::string ptr = Pointer(load->buffer->data, load->dtype.element_of());
+    Line("const " + type + " " + tmp + " = *(const " + type + "*)(" + ptr + " + " +
+         Scalar(ramp->base) + ");");
+    hoisted_[load] = Hoisted{tmp, members};
+  }
+}
+
+void Kernel::VisitStmt_(const LetStmtNode* op) {
+  HoistLoads(op->value);
+  DataType t = op->value.dtype();
+  if (t.is_vector()) {
+    std::vector<std::string> lanes;
+    for (int k = 0; k < t.lanes(); ++k) lanes.push_back(Lane(op->value, k));
+    bool fresh = Declare(op->var, VarInfo{"", true});
+    std::string n = names_.Get(op->var);
+    if (fresh) Line(CType(t.element_of()) + " " + n + "[" + std::to_string(t.lanes()) + "];");
+    for (int k = 0; k < t.lanes(); ++k) {
+      Line(n + "[" + std::to_string(k) + "] = " + lanes[k] + ";");
+    }
+    hoisted_.clear();
+  } else {
+    std::string value = Scalar(op->value);
+    std::string pointee;
+    if (op->var.dtype().is_handle() && !op->var->pointee.is_void()) {
+      pointee = StorageCType(op->var->pointee);
+    }
+    if (Declare(op->var, VarInfo{pointee, false})) {
+      Line(DeclType(op->var) + " " + names_.Get(op->var) + " = " + value + ";");
+    } else {
+      Line(names_.Get(op->var) + " = " + value + ";");
+    }
+    hoisted_.clear();
+  }
+  VisitStmt(op->body);
+}
+
+void Kernel::ThreadExtent(const AttrStmtNode* op) {
+  auto var = op->node.as<Var>();
+  if (!var) CudaUnsupported("a thread_extent attribute whose node is not a variable", name_);
+  std::string tag = transform::ThreadTagOf(*var).value_or("");
+  if (tag.empty()) {
+    CudaUnsupported("thread_extent of variable '" + std::string((*var)->name_hint) +
+                        "' (its name must be a thread tag: threadIdx.x/y/z or blockIdx.x/y/z, "
+                        "or threadIdx_x ...)",
+                    name_);
+  }
+  if (open_tags_.count(tag)) {
+    CudaUnsupported("the thread tag " + tag + " bound twice in nested scopes", name_);
+  }
+  auto ext = AsConstInt(op->value);
+  if (tag.rfind("threadIdx", 0) == 0) {
+    if (ext) {
+      thread_extent_[tag] = std::max(thread_extent_[tag], *ext);
+    } else {
+      block_size_known_ = false;
+    }
+  }
+  if (ext) analyzer_.Bind(*var, Range(MakeConst(var->dtype(), 0), op->value), true);
+  Line("{");
+  ++indent_;
+  std::vector<const Object*> saved = std::move(block_vars_);
+  block_vars_.clear();
+  Declare(*var, VarInfo{"", false});
+  Line(DeclType(*var) + " " + names_.Get(*var) + " = (" + DeclType(*var) + ")" + tag + ";");
+  open_tags_.insert(tag);
+  VisitStmt(op->body);
+  open_tags_.erase(tag);
+  for (const Object* v : block_vars_) defined_.erase(v);
+  block_vars_ = std::move(saved);
+  --indent_;
+  Line("}");
+}
+
+void Kernel::VisitStmt_(const AttrStmtNode* op) {
+  if (op->attr_key == "thread_extent") {
+    ThreadExtent(op);
+    return;
+  }
+  VisitStmt(op->body);
+}
+
+void Kernel::VisitStmt_(const AssertStmtNode* op) {
+  const auto* msg = op->message.as<StringImmNode>();
+  if (!msg) CudaUnsupported("an AssertStmt whose message is not a string", name_);
+  Line("if (!(" + Scalar(op->condition) + ")) tsl_device_fail(" +
+       CStringLiteral(name_ + ": " + std::string(msg->value)) + ");");
+  VisitStmt(op->body);
+}
+
+void Kernel::VisitStmt_(const BufferStoreNode* op) {
+  if (op->indices.size() != 1) {
+    CudaUnsupported("a BufferStore to " + std::string(op->buffer->name) + " with " +
+                        std::to_string(op->indices.size()) + " indices (not flattened)",
+                    name_);
+  }
+  DataType t = op->value.dtype();
+  const PrimExpr& index = op->indices[0];
+  HoistLoads(op->value);
+  HoistLoads(index);
+  std::string ptr = Pointer(op->buffer->data, t.element_of());
+  if (t.is_scalar()) {
+    Line(ptr + "[" + Scalar(index) + "] = " + Scalar(op->value) + ";");
+    hoisted_.clear();
+    return;
+  }
+  int lanes = t.lanes();
+  std::string st = StorageCType(t.element_of());
+  const auto* ramp = index.as<RampNode>();
+  auto stride = ramp ? AsConstInt(ramp->stride) : std::nullopt;
+  std::string type;
+  bool members = false;
+  Line("{");
+  ++indent_;
+  if (stride && *stride == 1 && WideType(t.element_of(), lanes, &type, &members) &&
+      WideAligned(op->buffer, ramp->base, t)) {
+    std::string tmp = "tsl_s" + std::to_string(++temps_);
+    Line(type + " " + tmp + ";");
+    for (int k = 0; k < lanes; ++k) {
+      std::string v = Lane(op->value, k);
+      if (members) {
+        Line(tmp + Member(k) + " = " + v + ";");
+      } else {
+        Line("((" + st + "*)&" + tmp + ")[" + std::to_string(k) + "] = " + v + ";");
+      }
+    }
+    Line("*(" + type + "*)(" + ptr + " + " + Scalar(ramp->base) + ") = " + tmp + ";");
+  } else {
+    std::string tmp = "tsl_s" + std::to_string(++temps_);
+    Line(st + " " + tmp + "[" + std::to_string(lanes) + "];");
+    for (int k = 0; k < lanes; ++k) {
+      Line(tmp + "[" + std::to_string(k) + "] = " + Lane(op->value, k) + ";");
+    }
+    for (int k = 0; k < lanes; ++k) {
+      Line(ptr + "[" + Lane(index, k) + "] = " + tmp + "[" + std::to_string(k) + "];");
+    }
+  }
+  --indent_;
+  Line("}");
+  hoisted_.clear();
+}
+
+void Kernel::VisitStmt_(const EvaluateNode* op) {
+  if (const auto* call = op->value.as<CallNode>()) {
+    if (call->op.same_as(builtin::assume())) return;
+    if (call->op.same_as(Op::Get("ret"))) CudaUnsupported("ret in a device kernel", name_);
+    HoistLoads(op->value);
+    Line(Scalar(op->value) + ";");
+    hoisted_.clear();
+    return;
+  }
+  if (op->value.as<IntImmNode>() || op->value.as<FloatImmNode>()) return;
+  Line("(void)(" + Scalar(op->value) + ");");
+}
+
+void Kernel::VisitStmt_(const ForNode* op) {
+  if (op->kind == ForKind::kThreadBinding) {
+    CudaUnsupported("a thread_binding loop over " + std::string(op->loop_var->name_hint) +
+                        " (not lowered: run LowerThreadBinding)",
+                    name_);
+  }
+  if (op->kind == ForKind::kParallel) {
+    CudaUnsupported("a parallel loop over " + std::string(op->loop_var->name_hint) +
+                        " (bind it to GPU threads instead)",
+                    name_);
+  }
+  std::string min = Scalar(op->min);
+  auto min_c = AsConstInt(op->min);
+  std::string end = Scalar(min_c && *min_c == 0 ? op->extent : Add(op->min, op->extent));
+  Line("{");
+  ++indent_;
+  std::vector<const Object*> saved = std::move(block_vars_);
+  block_vars_.clear();
+  Declare(op->loop_var, VarInfo{"", false});
+  std::string i = names_.Get(op->loop_var);
+  if (op->kind == ForKind::kUnrolled) Line("#pragma unroll");
+  Line("for (" + DeclType(op->loop_var) + " " + i + " = " + min + "; " + i + " < " + end + "; ++" +
+       i + ") {");
+  Body(op->body);
+  Line("}");
+  for (const Object* v : block_vars_) defined_.erase(v);
+  block_vars_ = std::move(saved);
+  --indent_;
+  Line("}");
+}
+
+void Kernel::VisitStmt_(const AllocateNode* op) {
+  if (op->extents.size() != 1) {
+    CudaUnsupported("an Allocate of " + std::string(op->buffer_var->name_hint) + " with " +
+                        std::to_string(op->extents.size()) + " extents (not flattened)",
+                    name_);
+  }
+  auto cond = AsConstInt(op->condition);
+  if (!cond || *cond != 1) {
+    CudaUnsupported(
+        "an Allocate of " + std::string(op->buffer_var->name_hint) + " with a condition", name_);
+  }
+  if (op->dtype.is_vector())
+    CudaUnsupported("an Allocate of vector dtype " + op->dtype.str(), name_);
+  std::string scope = op->buffer_var->storage_scope;
+  std::string st = StorageCType(op->dtype);
+  auto extent = AsConstInt(op->extents[0]);
+  Line("{");
+  ++indent_;
+  std::vector<const Object*> saved = std::move(block_vars_);
+  block_vars_.clear();
+  Declare(op->buffer_var, VarInfo{st, false});
+  std::string n = names_.Get(op->buffer_var);
+  auto dyn = dyn_offsets_.find(op->buffer_var.get());
+  if (dyn != dyn_offsets_.end()) {
+    Line(st + "* " + n + " = (" + st + "*)(tsl_dyn_smem + " + Scalar(dyn->second) + ");");
+  } else if (extent && *extent > 0) {
+    std::string prefix = scope == "shared" ? "__shared__ " : "";
+    Line(prefix + "__align__(16) " + st + " " + n + "[" + std::to_string(*extent) + "];");
+  } else {
+    CudaUnsupported("an allocation of " + std::string(op->buffer_var->name_hint) + " in scope '" +
+                        scope +
+                        "' without a constant positive size (only shared memory may be "
+                        "sized at launch)",
+                    name_);
+  }
+  VisitStmt(op->body);
+  for (const Object* v : block_vars_) defined_.erase(v);
+  block_vars_ = std::move(saved);
+  --indent_;
+  Line("}");
+}
+
+std::string Kernel::Run(bool* uses_grid_sync) {
+  for (const auto& a : transform::DynamicSharedLayout(func_).allocations) {
+    dyn_offsets_[a.buffer_var.get()] = a.offset;
+  }
+  std::vector<std::string> params;
+  for (const Var& p : func_->params) {
+    std::string pointee;
+    if (p.dtype().is_handle() && !p->pointee.is_void()) pointee = StorageCType(p->pointee);
+    if (p.dtype().is_vector())
+      CudaUnsupported("a vector parameter " + std::string(p->name_hint), name_);
+    Declare(p, VarInfo{pointee, false});
+    params.push_back(DeclType(p) + " " + names_.Get(p));
+    // A parameter with a buffer_map entry (hand-written kernels) stands for that buffer's data.
+    auto buf = func_->buffer_map.find(p);
+    if (buf != func_->buffer_map.end() && !(*buf).second->data.same_as(p)) {
+      const Var& data = (*buf).second->data;
+      names_.Alias(data, p);
+      defined_[data.get()] = VarInfo{pointee, false};
+    }
+  }
+  if (!dyn_offsets_.empty()) {
+    Line("extern __shared__ __align__(16) unsigned char tsl_dyn_smem[];");
+  }
+  VisitStmt(func_->body);
+  *uses_grid_sync = grid_sync_;
+
+  std::ostringstream head;
+  head << "extern \"C\" __global__ void ";
+  int64_t block = 1;
+  auto dims = func_->attrs.find("tessel.launch_dims");
+  if (dims != func_->attrs.end()) {
+    // The split's launch dims are authoritative when constant.
+    auto arr = (*dims).second.try_cast<Array<PrimExpr>>();
+    if (arr && arr->size() == 6) {
+      for (int i = 3; i < 6; ++i) {
+        auto c = AsConstInt((*arr)[i]);
+        if (!c) {
+          block = -1;
+          break;
+        }
+        block *= *c;
+      }
+    }
+  } else if (block_size_known_) {
+    for (const auto& kv : thread_extent_) block *= kv.second;
+  } else {
+    block = -1;
+  }
+  if (block > 0 && block <= 1024) head << "__launch_bounds__(" << block << ") ";
+  auto cluster = func_->attrs.find("tessel.cluster_dims");
+  if (cluster != func_->attrs.end()) {
+    auto arr = (*cluster).second.try_cast<Array<Any>>();
+    std::vector<int64_t> c;
+    if (arr) {
+      for (const Any& a : *arr) {
+        if (auto i = a.try_cast<int64_t>()) {
+          c.push_back(*i);
+        } else if (auto e = a.try_cast<PrimExpr>(); e && AsConstInt(*e)) {
+          c.push_back(*AsConstInt(*e));
+        }
+      }
+    }
+    if (c.size() != 3 || c[0] < 1 || c[1] < 1 || c[2] < 1) {
+      CudaUnsupported("attribute tessel.cluster_dims (expected three positive constants)", name_);
+    }
+    head << "__cluster_dims__(" << c[0] << ", " << c[1] << ", " << c[2] << ") ";
+  }
+  head << name_ << "(";
+  for (size_t i = 0; i < params.size(); ++i) head << (i ? ", " : "") << params[i];
+  head << ") {\n";
+  return head.str() + os_.str() + "}\n";
+}
+
+}  // namespace
+
+std::string EmitCudaKernel(const PrimFunc& func, const std::string& name, bool* uses_grid_sync) {
+  Kernel k(func, name);
+  return k.Run(uses_grid_sync);
+}
+
+}  // namespace codegen
+}  // namespace tessel

@@ -1,0 +1,112 @@
+"""tessel.build for target cuda: builds on any machine with NVRTC or nvcc (no GPU needed), the
+host C and the CUDA source both available, the CLI; on a GPU machine with torch the kernels run
+and match torch."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+import tvm_ffi
+from conftest import REPO, find_cli
+
+import tessel
+from tessel._lib import get_global_func
+
+VECTOR_ADD = (REPO / "examples" / "vector_add_gpu.py").read_text()
+
+
+def _have_cuda_compiler() -> bool:
+    if os.path.exists("/usr/local/cuda/lib64/libnvrtc.so.13") or shutil.which("nvcc"):
+        return True
+    return any(
+        os.path.exists(os.path.join(d, "libnvrtc.so"))
+        for d in (os.environ.get("CUDA_HOME", "") + "/lib64", "/usr/local/cuda/lib64")
+    )
+
+
+needs_compiler = pytest.mark.skipif(not _have_cuda_compiler(), reason="no NVRTC or nvcc")
+
+
+def _gpu_torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def test_pipeline():
+    names = [str(n) for n in get_global_func("tessel.codegen.LowerPipeline")("cuda -arch=sm_90")]
+    assert names[4:6] == ["LowerThreadBinding", "InjectSharedBarriers"]
+    assert names[-2:] == ["SplitHostDevice", "Simplify"]
+
+
+@needs_compiler
+def test_build_without_gpu_gives_both_sources():
+    mod = tessel.build(VECTOR_ADD, target="cuda -arch=sm_90")
+    cuda = mod.get_source("cuda")
+    assert 'extern "C" __global__ void __launch_bounds__(256) vector_add_gpu_kernel(' in cuda
+    host = mod.get_source()
+    assert "__tvm_ffi__library_bin[" in host and "__global__" not in host
+    assert mod.function_names == ["vector_add_gpu"]
+    assert "nvcc" in mod.timings
+    with pytest.raises(ValueError, match="unknown format"):
+        mod.get_source("ptx")
+    c_mod = tessel.build("""
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    A[0] = T.float32(1)
+""", target="c")
+    with pytest.raises(ValueError, match="no CUDA source"):
+        c_mod.get_source("cuda")
+
+
+@needs_compiler
+def test_exported_library_loads_with_tvm_ffi_only(tmp_path):
+    mod = tessel.build(VECTOR_ADD, target="cuda -arch=sm_90")
+    path = tmp_path / "vadd.so"
+    mod.export_library(path)
+    lib = tvm_ffi.load_module(str(path))
+    assert lib["vector_add_gpu"] is not None
+
+
+@needs_compiler
+def test_cli_build_cuda(tmp_path):
+    cli = find_cli()
+    if cli is None:
+        pytest.skip("tessel CLI not built")
+    src = tmp_path / "vadd.py"
+    src.write_text(VECTOR_ADD)
+    out = tmp_path / "vadd.so"
+    run = subprocess.run([str(cli), "build", str(src), "--target", "cuda -arch=sm_90", "-o",
+                          str(out)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert out.stat().st_size > 0
+
+
+@pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
+def test_vector_add_runs_on_gpu():
+    torch = _gpu_torch()
+    mod = tessel.build(VECTOR_ADD, target="cuda")
+    for n in (1, 255, 256, 1000, 1 << 20):
+        a = torch.randn(n, device="cuda")
+        b = torch.randn(n, device="cuda")
+        c = torch.empty(n, device="cuda")
+        mod["vector_add_gpu"](a, b, c)
+        torch.cuda.synchronize()
+        assert torch.equal(c, a + b), n
+
+
+@pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
+def test_softmax_runs_on_gpu():
+    torch = _gpu_torch()
+    mod = tessel.build((REPO / "examples" / "softmax_gpu.py").read_text(), target="cuda")
+    for n, m in ((1, 1), (3, 255), (7, 1000), (64, 4096)):
+        a = torch.randn(n, m, device="cuda")
+        b = torch.empty(n, m, device="cuda")
+        mod["softmax_gpu"](a, b)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(b, torch.softmax(a, dim=1), rtol=1e-5, atol=1e-6)
