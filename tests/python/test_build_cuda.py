@@ -110,3 +110,55 @@ def test_softmax_runs_on_gpu():
         mod["softmax_gpu"](a, b)
         torch.cuda.synchronize()
         torch.testing.assert_close(b, torch.softmax(a, dim=1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
+def test_matmul_runs_on_gpu():
+    torch = _gpu_torch()
+    mod = tessel.build((REPO / "examples" / "matmul_gpu.py").read_text(), target="cuda")
+    for m, k, n in ((32, 32, 32), (64, 96, 128), (256, 512, 64)):
+        a = torch.randn(m, k, device="cuda")
+        b = torch.randn(k, n, device="cuda")
+        c = torch.empty(m, n, device="cuda")
+        mod["matmul_gpu"](a, b, c)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
+def test_vectorized_half_copy_runs_on_gpu():
+    """float16 through 16-byte uint4 accesses and float math with one rounding, on the GPU."""
+    torch = _gpu_torch()
+    mod = tessel.build("""
+@T.prim_func
+def half_scale(A: T.Buffer((n,), "float16"), B: T.Buffer((n,), "float16")):
+    for bx in T.thread_binding(n // 1024, thread="blockIdx.x"):
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            for v in T.vectorized(8):
+                B[bx * 1024 + tx * 8 + v] = A[bx * 1024 + tx * 8 + v] * T.float16(3)
+""", target="cuda")
+    assert "uint4" in mod.get_source("cuda")
+    a = torch.randn(8192, device="cuda", dtype=torch.float16)
+    b = torch.empty_like(a)
+    mod["half_scale"](a, b)
+    torch.cuda.synchronize()
+    assert torch.equal(b, a * 3)
+
+
+@pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
+def test_rebuilt_library_launches_after_the_first_is_freed():
+    """A second build of the same source loads the cached library again after the first module
+    was freed; its launches must not use anything the first module owned."""
+    import gc
+
+    torch = _gpu_torch()
+    a = torch.randn(1000, device="cuda")
+    b = torch.randn(1000, device="cuda")
+    for _ in range(3):
+        mod = tessel.build(VECTOR_ADD, target="cuda")
+        c = torch.empty(1000, device="cuda")
+        mod["vector_add_gpu"](a, b, c)
+        torch.cuda.synchronize()
+        assert torch.equal(c, a + b)
+        del mod
+        gc.collect()

@@ -90,6 +90,10 @@ TSL_HELPER int tsl_launch(TVMFFIObjectHandle* slot, const char* name, TVMFFIAny*
       tsl_take_raised(err);
       return -1;
     }
+    /* The lookup lends the function of the module loaded now; the static outlives that module
+       when this library (kept loaded: -z nodelete) is loaded again after it was freed, so the
+       cache owns a reference. A racing thread may add one more: a leak of one reference. */
+    TVMFFIObjectIncRef(fn);
     __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
   }
   TVMFFIAny ret;
