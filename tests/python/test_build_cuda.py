@@ -143,6 +143,12 @@ def half_scale(A: T.Buffer((n,), "float16"), B: T.Buffer((n,), "float16")):
     mod["half_scale"](a, b)
     torch.cuda.synchronize()
     assert torch.equal(b, a * 3)
+    # Views starting 2 bytes into their storage: the wide accesses take the unaligned path.
+    a_big = torch.randn(8193, device="cuda", dtype=torch.float16)
+    b_big = torch.zeros_like(a_big)
+    mod["half_scale"](a_big[1:], b_big[1:])
+    torch.cuda.synchronize()
+    assert torch.equal(b_big[1:], a_big[1:] * 3) and b_big[0].item() == 0
 
 
 @pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")

@@ -254,12 +254,18 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
     }
     return CType(v.dtype().element_of());
   }
-  // Whether a `lanes`-wide contiguous access at `base` of buffer `buf` is aligned to its size.
+  // Whether the base address of `buf` is known to be 16-byte aligned: memory this kernel declares
+  // (__align__(16)). Parameter buffers come from callers, whom the host wrapper holds only to
+  // element alignment, so their wide accesses test the address at run time (tsl_wide_load/store;
+  // the test is warp-uniform when the index is aligned, which WideAligned requires).
+  static bool KnownAligned(const Buffer& buf) {
+    std::string scope = buf->data->storage_scope;
+    return IsSharedScope(scope) || scope == "local";
+  }
+  // Whether a `lanes`-wide contiguous access at `base` of buffer `buf` is aligned to its size
+  // relative to the buffer's start.
   bool WideAligned(const Buffer& buf, const PrimExpr& base, DataType t) {
     int64_t bytes = static_cast<int64_t>(t.bytes()) * t.lanes();
-    std::string scope = buf->data->storage_scope;
-    bool base_aligned = IsSharedScope(scope) || scope == "local" || buf->data_alignment >= bytes;
-    if (!base_aligned) return false;
     auto m = analyzer_.ModularSet(base);
     int64_t elems = bytes / t.bytes();
     return m->coeff % elems == 0 && m->base % elems == 0;
@@ -474,8 +480,12 @@ void Kernel::HoistLoads(const PrimExpr& e) {
     if (!WideAligned(load->buffer, ramp->base, load->dtype)) continue;
     std::string tmp = "tsl_v" + std::to_string(++temps_);
     std::string ptr = Pointer(load->buffer->data, load->dtype.element_of());
-    Line("const " + type + " " + tmp + " = *(const " + type + "*)(" + ptr + " + " +
-         Scalar(ramp->base) + ");");
+    std::string addr = ptr + " + " + Scalar(ramp->base);
+    if (KnownAligned(load->buffer)) {
+      Line("const " + type + " " + tmp + " = *(const " + type + "*)(" + addr + ");");
+    } else {
+      Line("const " + type + " " + tmp + " = tsl_wide_load<" + type + ">(" + addr + ");");
+    }
     hoisted_[load] = Hoisted{tmp, members};
   }
 }
@@ -598,7 +608,12 @@ void Kernel::VisitStmt_(const BufferStoreNode* op) {
         Line("((" + st + "*)&" + tmp + ")[" + std::to_string(k) + "] = " + v + ";");
       }
     }
-    Line("*(" + type + "*)(" + ptr + " + " + Scalar(ramp->base) + ") = " + tmp + ";");
+    std::string addr = ptr + " + " + Scalar(ramp->base);
+    if (KnownAligned(op->buffer)) {
+      Line("*(" + type + "*)(" + addr + ") = " + tmp + ";");
+    } else {
+      Line("tsl_wide_store(" + addr + ", " + tmp + ");");
+    }
   } else {
     std::string tmp = "tsl_s" + std::to_string(++temps_);
     Line(st + " " + tmp + "[" + std::to_string(lanes) + "];");

@@ -67,6 +67,29 @@ TSL_HELPER To tsl_bitcast(From from) {
   return to;
 }
 
+/* A 64/128-bit access of caller memory: one wide access when the address is aligned to it (the
+   usual case, and the same for the whole warp), else one access per element (memcpy here was
+   seen compiled to a wide access, misaligned). */
+template <typename V, typename E>
+TSL_HELPER V tsl_wide_load(const E* p) {
+  if ((reinterpret_cast<uintptr_t>(p) & (sizeof(V) - 1)) == 0) return *reinterpret_cast<const V*>(p);
+  V v;
+  E* lanes = reinterpret_cast<E*>(&v);
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(V) / sizeof(E)); ++i) lanes[i] = p[i];
+  return v;
+}
+template <typename V, typename E>
+TSL_HELPER void tsl_wide_store(E* p, const V& v) {
+  if ((reinterpret_cast<uintptr_t>(p) & (sizeof(V) - 1)) == 0) {
+    *reinterpret_cast<V*>(p) = v;
+    return;
+  }
+  const E* lanes = reinterpret_cast<const E*>(&v);
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(V) / sizeof(E)); ++i) p[i] = lanes[i];
+}
+
 /* A failed assertion inside a kernel: print it, then trap (the launch fails). */
 TSL_HELPER void tsl_device_fail(const char* message) {
   printf("%s\n", message);

@@ -84,7 +84,8 @@ TEST(CodegenCUDA, FeaturesAreEmittedAndCompileForSm80AndSm90) {
   ExpectHas(src, "uint16_t* E = (uint16_t*)(tsl_dyn_smem + ");
   ExpectHas(src, "__syncthreads();");
   ExpectHas(src, "const float4 tsl_v");
-  ExpectHas(src, "*(float4*)(((float*)C) + ");
+  ExpectHas(src, "= tsl_wide_load<float4>(((float*)A) + ");
+  ExpectHas(src, "tsl_wide_store(((float*)C) + ");
   ExpectHas(src, "const uint4 tsl_v");
   ExpectHas(src, "__shfl_xor_sync(0xffffffffu, ");
   ExpectHas(src, "__shfl_down_sync(0xffffffffu, ");
