@@ -16,13 +16,16 @@ namespace tessel {
 namespace tools {
 
 const char kBuildUsage[] =
-    "usage: tessel build FILE [--target TARGET] -o OUT.so [--emit-c OUT.c] [--timing]\n\n"
+    "usage: tessel build FILE [--target TARGET] -o OUT.so [--emit-c OUT.c] [--emit-cuda OUT.cu]\n"
+    "                   [--timing]\n\n"
     "Parses FILE (the text format, docs/text_format.md; '-' reads stdin), lowers it, generates C,\n"
     "compiles it with the system C compiler (TESSEL_CC, else CC, else cc) and writes the shared\n"
     "library to OUT.so. Errors are printed to stderr and make the exit status 1.\n\n"
-    "  --target TARGET  the target string (default: c; the only kind built so far)\n"
+    "  --target TARGET  the target string: c (default) or cuda, e.g. \"cuda -arch=sm_90\" (the\n"
+    "                   kernels are compiled with NVRTC, or nvcc, and embedded in OUT.so)\n"
     "  -o OUT.so        where to write the library\n"
     "  --emit-c OUT.c   also write the generated C there\n"
+    "  --emit-cuda OUT.cu  target cuda: also write the generated CUDA C++ there\n"
     "  --timing         print the seconds of each step (lower, codegen, cc, load) to stderr\n";
 
 namespace {
@@ -34,7 +37,7 @@ void PrintError(const std::string& message) {
 }  // namespace
 
 int BuildMain(const std::vector<std::string>& args) {
-  std::string file, out, emit_c, target_text = "c";
+  std::string file, out, emit_c, emit_cuda, target_text = "c";
   bool timing = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -50,6 +53,8 @@ int BuildMain(const std::vector<std::string>& args) {
       ok = value(&out);
     } else if (a == "--emit-c") {
       ok = value(&emit_c);
+    } else if (a == "--emit-cuda") {
+      ok = value(&emit_cuda);
     } else if (a == "--timing") {
       timing = true;
     } else if (a.size() > 1 && a[0] == '-') {
@@ -86,13 +91,26 @@ int BuildMain(const std::vector<std::string>& args) {
     return kExitFailure;
   }
   try {
-    codegen::CompiledModule built = codegen::Build(mod, target::Target::Parse(target_text));
+    target::Target target = target::Target::Parse(target_text);
+    if (!emit_cuda.empty() && target->kind != "cuda") {
+      std::cerr << "tessel build: --emit-cuda needs target cuda\n";
+      return kExitFailure;
+    }
+    codegen::CompiledModule built = codegen::Build(mod, target);
     built->ExportLibrary(out);
     if (!emit_c.empty()) {
       std::ofstream c(emit_c, std::ios::binary | std::ios::trunc);
       c << std::string(built->source);
       if (!c) {
         std::cerr << "tessel build: cannot write " << emit_c << "\n";
+        return kExitFailure;
+      }
+    }
+    if (!emit_cuda.empty()) {
+      std::ofstream cu(emit_cuda, std::ios::binary | std::ios::trunc);
+      cu << std::string(built->cuda_source);
+      if (!cu) {
+        std::cerr << "tessel build: cannot write " << emit_cuda << "\n";
         return kExitFailure;
       }
     }

@@ -146,10 +146,9 @@ void CompiledModuleNode::ExportLibrary(const String& path) const {
 
 std::vector<String> LowerPipeline(const target::Target& target) {
   if (target->kind == "cuda") {
-    return {"VerifyWellFormed", "LowerBlocks",     "FlattenBuffer",
-            "Simplify",         "LowerThreadBinding", "InjectSharedBarriers",
-            "VectorizeLoop",    "UnrollLoop",      "LowerIntrinsics",
-            "SplitHostDevice",  "Simplify"};
+    return {"VerifyWellFormed",   "LowerBlocks",          "FlattenBuffer", "Simplify",
+            "LowerThreadBinding", "InjectSharedBarriers", "VectorizeLoop", "UnrollLoop",
+            "LowerIntrinsics",    "SplitHostDevice",      "Simplify"};
   }
   if (target->kind != "c") {
     TVM_FFI_THROW(ValueError) << "target " << target->kind << ": not supported yet";
@@ -176,6 +175,10 @@ ir::IRModule Lower(const ir::IRModule& mod, const target::Target& target) {
 }
 
 std::string GenerateSource(const ir::IRModule& mod, const target::Target& target) {
+  if (target->kind == "cuda") {
+    TVM_FFI_THROW(ValueError) << "GenerateSource: target cuda has two sources; build it "
+                                 "(CompiledModule.source and .cuda_source)";
+  }
   return CallGenerateC(Lower(mod, target));
 }
 

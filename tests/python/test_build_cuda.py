@@ -81,10 +81,15 @@ def test_cli_build_cuda(tmp_path):
     src = tmp_path / "vadd.py"
     src.write_text(VECTOR_ADD)
     out = tmp_path / "vadd.so"
+    cu = tmp_path / "vadd.cu"
     run = subprocess.run([str(cli), "build", str(src), "--target", "cuda -arch=sm_90", "-o",
-                          str(out)], capture_output=True, text=True)
+                          str(out), "--emit-cuda", str(cu)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert out.stat().st_size > 0
+    assert "__global__" in cu.read_text()
+    run = subprocess.run([str(cli), "build", str(src), "-o", str(out), "--emit-cuda", str(cu)],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and "--emit-cuda needs target cuda" in run.stderr
 
 
 @pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
