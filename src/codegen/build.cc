@@ -123,6 +123,12 @@ std::string CallGenerateC(const ir::IRModule& lowered) {
 
 }  // namespace
 
+std::string CacheHashName(const std::string& key) { return HashName(key); }
+
+void CacheWriteFileAtomic(const std::string& path, const std::string& data) {
+  WriteFileAtomic(path, data);
+}
+
 tvm::ffi::Function CompiledModuleNode::GetFunction(const String& name) const {
   tvm::ffi::Optional<tvm::ffi::Function> f = module->GetFunction(name);
   if (!f.has_value()) {

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace tessel {
 namespace codegen {
@@ -58,6 +60,42 @@ std::array<uint32_t, 3> ClusterDims(const ir::PrimFunc& f, const std::string& na
 }
 
 int ArchNumber(const std::string& arch) { return std::atoi(arch.c_str() + 3); }
+
+bool ReadWhole(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream os;
+  os << in.rdbuf();
+  *out = os.str();
+  return !in.bad();
+}
+
+// The cubin of `source` for `arch`, from the build cache when the same source was compiled for
+// the same arch by the same compiler (CUDACompilerIdentity, which names NVRTC's version), else
+// compiled and stored. *hit says which.
+std::string CompileCUDACached(const std::string& source, const std::string& arch, bool* hit) {
+  std::string key =
+      "cubin\n" + arch + "\n" + CUDACompilerIdentity() + "\n" + CUDAIncludeDir() + "\n" + source;
+  std::string dir = CacheDir();
+  std::string hash = CacheHashName(key);
+  for (int i = 0;; ++i) {
+    std::string stem = dir + "/" + hash + (i == 0 ? "" : "-" + std::to_string(i));
+    std::string stored, cubin;
+    if (ReadWhole(stem + ".cukey", &stored)) {
+      if (stored != key) continue;
+      if (ReadWhole(stem + ".cubin", &cubin) && !cubin.empty()) {
+        *hit = true;
+        return cubin;
+      }
+    }
+    cubin = CompileCUDA(source, arch);
+    CacheWriteFileAtomic(stem + ".cubin", cubin);
+    // The key goes last: its presence says the cubin next to it is complete.
+    CacheWriteFileAtomic(stem + ".cukey", key);
+    *hit = false;
+    return cubin;
+  }
+}
 
 }  // namespace
 
@@ -113,7 +151,8 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
   n->codegen_seconds = SecondsSince(t);
 
   t = Clock::now();
-  if (!data.kernels.empty()) data.image = CompileCUDA(data.source, arch);
+  bool cubin_hit = false;
+  if (!data.kernels.empty()) data.image = CompileCUDACached(data.source, arch, &cubin_hit);
   n->nvcc_seconds = SecondsSince(t);
 
   t = Clock::now();

@@ -3,8 +3,6 @@
 #include <tessel/codegen/library_bin.h>
 #include <tvm/ffi/error.h>
 
-#include <cstdio>
-
 namespace tessel {
 namespace codegen {
 
@@ -136,11 +134,16 @@ std::string LibraryBinCDefinition(const std::string& blob) {
       "/* Modules tvm-ffi rebuilds when it loads this library (tessel library_bin). */\n"
       "TVM_FFI_DLL_EXPORT const unsigned char __tvm_ffi__library_bin[" +
       std::to_string(blob.size()) + "] = {";
-  char buf[8];
+  // Cubins reach megabytes: decimal byte texts from a table, into a reserved string.
+  static const std::vector<std::string> kText = [] {
+    std::vector<std::string> t;
+    for (int b = 0; b < 256; ++b) t.push_back(" " + std::to_string(b) + ",");
+    return t;
+  }();
+  out.reserve(out.size() + blob.size() * 5 + blob.size() / 16 * 2 + 8);
   for (size_t i = 0; i < blob.size(); ++i) {
     if (i % 16 == 0) out += "\n ";
-    std::snprintf(buf, sizeof(buf), " %u,", static_cast<unsigned char>(blob[i]));
-    out += buf;
+    out += kText[static_cast<unsigned char>(blob[i])];
   }
   return out + "\n};\n";
 }

@@ -173,3 +173,19 @@ def test_rebuilt_library_launches_after_the_first_is_freed():
         assert torch.equal(c, a + b)
         del mod
         gc.collect()
+
+
+@needs_compiler
+def test_cubins_are_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESSEL_CACHE_DIR", str(tmp_path))
+    first = tessel.build(VECTOR_ADD, target="cuda -arch=sm_90")
+    cubins = list(tmp_path.glob("*.cubin"))
+    keys = list(tmp_path.glob("*.cukey"))
+    assert len(cubins) == 1 and len(keys) == 1
+    key = keys[0].read_text()
+    assert key.startswith("cubin\nsm_90\n") and first.get_source("cuda") in key
+    assert cubins[0].read_bytes()[:4] == b"\x7fELF"
+    # Another arch is another entry; the same source and arch reuse the stored cubin.
+    tessel.build(VECTOR_ADD, target="cuda -arch=sm_80")
+    tessel.build(VECTOR_ADD, target="cuda -arch=sm_90")
+    assert len(list(tmp_path.glob("*.cubin"))) == 2

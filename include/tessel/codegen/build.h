@@ -102,6 +102,10 @@ std::string CompileCached(const std::string& source, const CompileOptions& optio
 
 // The build cache folder (created on first use, private to the user).
 std::string CacheDir();
+// The file stem the cache uses for `key` (128 bits of hash in hex), and its atomic write (a
+// temporary name in the same folder, then a rename); for other caches in CacheDir (cubins).
+std::string CacheHashName(const std::string& key);
+void CacheWriteFileAtomic(const std::string& path, const std::string& data);
 
 }  // namespace codegen
 }  // namespace tessel

@@ -42,6 +42,7 @@ struct Nvrtc {
   int (*GetCUBIN)(Program, char*) = nullptr;
   int (*DestroyProgram)(Program*) = nullptr;
   const char* (*GetErrorString)(int) = nullptr;
+  int (*Version)(int*, int*) = nullptr;
   std::string path;
   std::string error;  // why it did not load ("" when loaded)
 };
@@ -91,6 +92,7 @@ const Nvrtc& LoadNvrtc() {
     sym("nvrtcGetCUBIN", &nvrtc.GetCUBIN);
     sym("nvrtcDestroyProgram", &nvrtc.DestroyProgram);
     sym("nvrtcGetErrorString", &nvrtc.GetErrorString);
+    sym("nvrtcVersion", &nvrtc.Version);
   });
   return nvrtc;
 }
@@ -277,11 +279,17 @@ std::string CUDACompilerIdentity(const CUDACompileOptions& options) {
   if (ChosenCompiler(options) == "nvrtc") {
     const Nvrtc& n = LoadNvrtc();
     if (!n.error.empty()) TVM_FFI_THROW(RuntimeError) << "compile CUDA: " << n.error;
-    return "nvrtc " + n.path;
+    int major = 0, minor = 0;
+    n.Version(&major, &minor);
+    return "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + " " + n.path;
   }
   std::string nvcc = FindNvcc();
   if (nvcc.empty()) TVM_FFI_THROW(RuntimeError) << "compile CUDA: nvcc not found";
-  return "nvcc " + nvcc;
+  // The binary's size and time stand in for its version: an upgrade in place changes them.
+  std::error_code ec;
+  auto size = fs::file_size(nvcc, ec);
+  auto time = fs::last_write_time(nvcc, ec).time_since_epoch().count();
+  return "nvcc " + nvcc + " " + std::to_string(size) + " " + std::to_string(time);
 }
 
 std::string CUDAArch(const target::Target& target) {
