@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import torch
+import tvm_ffi
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
@@ -66,6 +67,28 @@ def launch_rate(fn, calls: int) -> float:
         torch.cuda.synchronize()
         batches.append((time.perf_counter() - start) / calls)
     return statistics.median(batches)
+
+
+FLOOR_C = """
+#include <tvm/ffi/c_api.h>
+TVM_FFI_DLL_EXPORT int __tvm_ffi_floor(void* self, const TVMFFIAny* args, int32_t num_args,
+                                      TVMFFIAny* result) {
+  (void)self; (void)args; (void)num_args; (void)result;
+  return 0;
+}
+"""
+
+
+def floor_function():
+    """A plain tvm-ffi C function taking anything and doing nothing: the call floor."""
+    import subprocess
+
+    work = Path(tempfile.mkdtemp())
+    (work / "floor.c").write_text(FLOOR_C)
+    include = Path(tvm_ffi.__file__).parent / "include"
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", f"-I{include}", str(work / "floor.c"), "-o",
+                    str(work / "floor.so")], check=True)
+    return tvm_ffi.load_module(str(work / "floor.so"))["floor"]
 
 
 def build(text: str, target: str):
@@ -127,7 +150,14 @@ def main() -> int:
     t_noop = launch_rate(lambda: noop(*t3), calls)
     t_tadd = launch_rate(lambda: torch.add(t3[0], t3[1], out=t3[2]), calls)
     t_triton = launch_rate(lambda: triton_noop[(1,)](*t3), calls)
+    floor = floor_function()
+    t_floor = launch_rate(lambda: floor(*t3), calls)
+    f3 = [tvm_ffi.from_dlpack(t) for t in t3]
+    t_noop_ffi = launch_rate(lambda: noop(*f3), calls)
     print("== launch overhead from Python, empty kernel with three float32[128] tensors ==")
+    print(f"torch has __dlpack_c_exchange_api__: {hasattr(torch.Tensor, '__dlpack_c_exchange_api__')}")
+    print(f"floor: plain tvm-ffi C function (no launch) {t_floor * 1e6:6.2f} us per call")
+    print(f"tessel, tvm_ffi.Tensor arguments   {t_noop_ffi * 1e6:6.2f} us per call")
     print(f"tessel                         {t_noop * 1e6:6.2f} us per call")
     print(f"torch.add (elementwise)        {t_tadd * 1e6:6.2f} us per call")
     print(f"triton empty kernel            {t_triton * 1e6:6.2f} us per call")
