@@ -3,6 +3,7 @@
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/transform/flatten_buffer.h>
+#include <tessel/transform/pass.h>
 
 #include <unordered_map>
 #include <utility>
@@ -145,24 +146,11 @@ PrimFunc FlattenBuffer(const PrimFunc& func) {
     auto buf = func->buffer_map.Get(func->params[i]);
     if (buf && flattener.HasTwin(*buf)) body = DeclBuffer(flattener.Flat(*buf), body);
   }
-  if (body.same_as(func->body)) return func;
-  PrimFunc out = func;
-  out.CopyOnWrite()->body = body;
-  return out;
+  return WithBody(func, body);
 }
 
 IRModule FlattenBuffer(const IRModule& mod) {
-  Map<String, PrimFunc> functions;
-  bool changed = false;
-  for (const auto& kv : mod->functions) {
-    PrimFunc f = FlattenBuffer(kv.second);
-    changed = changed || !f.same_as(kv.second);
-    functions.Set(kv.first, f);
-  }
-  if (!changed) return mod;
-  IRModule out = mod;
-  out.CopyOnWrite()->functions = functions;
-  return out;
+  return MapFunctions(mod, [](const String&, const PrimFunc& f) { return FlattenBuffer(f); });
 }
 
 Pass FlattenBufferPass() {

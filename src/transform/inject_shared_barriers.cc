@@ -11,6 +11,7 @@
 #include <tessel/ir/printer.h>
 #include <tessel/transform/inject_shared_barriers.h>
 #include <tessel/transform/lower_thread_binding.h>
+#include <tessel/transform/pass.h>
 
 #include <map>
 #include <set>
@@ -422,17 +423,7 @@ PrimFunc Inject(const PrimFunc& func, const std::string& key) {
 PrimFunc InjectSharedBarriers(const PrimFunc& func) { return Inject(func, ""); }
 
 IRModule InjectSharedBarriers(const IRModule& mod) {
-  Map<String, PrimFunc> functions;
-  bool changed = false;
-  for (const auto& kv : mod->functions) {
-    PrimFunc f = Inject(kv.second, kv.first);
-    changed = changed || !f.same_as(kv.second);
-    functions.Set(kv.first, f);
-  }
-  if (!changed) return mod;
-  IRModule out = mod;
-  out.CopyOnWrite()->functions = functions;
-  return out;
+  return MapFunctions(mod, [](const String& name, const PrimFunc& f) { return Inject(f, name); });
 }
 
 Pass InjectSharedBarriersPass() {

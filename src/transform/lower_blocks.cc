@@ -8,6 +8,7 @@
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/transform/lower_blocks.h>
+#include <tessel/transform/pass.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 
@@ -308,24 +309,11 @@ PrimFunc LowerBlocks(const PrimFunc& func) {
   if (!func.defined()) TVM_FFI_THROW(ValueError) << "LowerBlocks: undefined function";
   if (!HasBlock(func->body)) return func;
   Stmt body = BlockLowerer(func).VisitStmt(func->body);
-  if (body.same_as(func->body)) return func;
-  PrimFunc out = func;
-  out.CopyOnWrite()->body = body;
-  return out;
+  return WithBody(func, body);
 }
 
 IRModule LowerBlocks(const IRModule& mod) {
-  Map<String, PrimFunc> functions;
-  bool changed = false;
-  for (const auto& kv : mod->functions) {
-    PrimFunc f = LowerBlocks(kv.second);
-    changed = changed || !f.same_as(kv.second);
-    functions.Set(kv.first, f);
-  }
-  if (!changed) return mod;
-  IRModule out = mod;
-  out.CopyOnWrite()->functions = functions;
-  return out;
+  return MapFunctions(mod, [](const String&, const PrimFunc& f) { return LowerBlocks(f); });
 }
 
 Pass LowerBlocksPass() {

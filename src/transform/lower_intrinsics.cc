@@ -4,6 +4,7 @@
 #include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
 #include <tessel/transform/lower_intrinsics.h>
+#include <tessel/transform/pass.h>
 
 #include <limits>
 #include <string>
@@ -121,10 +122,7 @@ class StmtLowerer : public StmtExprMutator {
 PrimFunc LowerFunc(const PrimFunc& func, const std::string& where) {
   if (!func.defined()) TVM_FFI_THROW(ValueError) << "LowerIntrinsics: undefined function";
   Stmt body = StmtLowerer(where).VisitStmt(func->body);
-  if (body.same_as(func->body)) return func;
-  PrimFunc out = func;
-  out.CopyOnWrite()->body = body;
-  return out;
+  return WithBody(func, body);
 }
 
 }  // namespace
@@ -134,17 +132,9 @@ PrimExpr LowerIntrinsics(const PrimExpr& expr) { return IntrinsicLowerer("an exp
 PrimFunc LowerIntrinsics(const PrimFunc& func) { return LowerFunc(func, FunctionName(func)); }
 
 IRModule LowerIntrinsics(const IRModule& mod) {
-  Map<String, PrimFunc> functions;
-  bool changed = false;
-  for (const auto& kv : mod->functions) {
-    PrimFunc f = LowerFunc(kv.second, "function '" + std::string(kv.first) + "'");
-    changed = changed || !f.same_as(kv.second);
-    functions.Set(kv.first, f);
-  }
-  if (!changed) return mod;
-  IRModule out = mod;
-  out.CopyOnWrite()->functions = functions;
-  return out;
+  return MapFunctions(mod, [](const String& name, const PrimFunc& f) {
+    return LowerFunc(f, "function '" + std::string(name) + "'");
+  });
 }
 
 Pass LowerIntrinsicsPass() {

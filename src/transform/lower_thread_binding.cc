@@ -2,6 +2,7 @@
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/transform/lower_thread_binding.h>
+#include <tessel/transform/pass.h>
 
 #include <string>
 #include <unordered_map>
@@ -119,10 +120,7 @@ PrimFunc Lower(const PrimFunc& func, const std::string& key) {
   if (!func.defined()) TVM_FFI_THROW(ValueError) << "LowerThreadBinding: undefined function";
   if (!HasThreadBinding(func->body)) return func;
   ThreadBindingLowerer lowerer(NameOf(func, key));
-  Stmt body = lowerer.VisitStmt(func->body);
-  PrimFunc out = func;
-  out.CopyOnWrite()->body = body;
-  return out;
+  return WithBody(func, lowerer.VisitStmt(func->body));
 }
 
 }  // namespace
@@ -130,17 +128,7 @@ PrimFunc Lower(const PrimFunc& func, const std::string& key) {
 PrimFunc LowerThreadBinding(const PrimFunc& func) { return Lower(func, ""); }
 
 IRModule LowerThreadBinding(const IRModule& mod) {
-  Map<String, PrimFunc> functions;
-  bool changed = false;
-  for (const auto& kv : mod->functions) {
-    PrimFunc f = Lower(kv.second, kv.first);
-    changed = changed || !f.same_as(kv.second);
-    functions.Set(kv.first, f);
-  }
-  if (!changed) return mod;
-  IRModule out = mod;
-  out.CopyOnWrite()->functions = functions;
-  return out;
+  return MapFunctions(mod, [](const String& name, const PrimFunc& f) { return Lower(f, name); });
 }
 
 Pass LowerThreadBindingPass() {

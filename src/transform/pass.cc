@@ -259,6 +259,28 @@ Pass CreateModulePass(tvm::ffi::Function func, int64_t opt_level, String name) {
   return Pass(n);
 }
 
+IRModule MapFunctions(const IRModule& mod,
+                      const std::function<PrimFunc(const String&, const PrimFunc&)>& func) {
+  tvm::ffi::Map<String, PrimFunc> functions;
+  bool changed = false;
+  for (const auto& kv : mod->functions) {
+    PrimFunc f = func(kv.first, kv.second);
+    changed = changed || !f.same_as(kv.second);
+    functions.Set(kv.first, f);
+  }
+  if (!changed) return mod;
+  IRModule out = mod;
+  out.CopyOnWrite()->functions = functions;
+  return out;
+}
+
+PrimFunc WithBody(const PrimFunc& func, ir::Stmt body) {
+  if (body.same_as(func->body)) return func;
+  PrimFunc out = func;
+  out.CopyOnWrite()->body = std::move(body);
+  return out;
+}
+
 Pass CreateModulePass(std::function<IRModule(IRModule)> func, int64_t opt_level, String name) {
   return CreateModulePass(tvm::ffi::Function::FromTyped(std::move(func)), opt_level,
                           std::move(name));
@@ -266,16 +288,7 @@ Pass CreateModulePass(std::function<IRModule(IRModule)> func, int64_t opt_level,
 
 Pass CreatePrimFuncPass(std::function<PrimFunc(PrimFunc)> func, int64_t opt_level, String name) {
   auto over_module = [func = std::move(func)](IRModule mod) -> IRModule {
-    tvm::ffi::Map<String, PrimFunc> functions;
-    bool changed = false;
-    for (const auto& kv : mod->functions) {
-      PrimFunc f = func(kv.second);
-      changed = changed || !f.same_as(kv.second);
-      functions.Set(kv.first, f);
-    }
-    if (!changed) return mod;
-    mod.CopyOnWrite()->functions = functions;
-    return mod;
+    return MapFunctions(mod, [&](const String&, const PrimFunc& f) { return func(f); });
   };
   return CreateModulePass(std::function<IRModule(IRModule)>(over_module), opt_level,
                           std::move(name));

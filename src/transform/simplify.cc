@@ -2,6 +2,7 @@
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
+#include <tessel/transform/pass.h>
 #include <tessel/transform/simplify.h>
 #include <tvm/ffi/extra/structural_equal.h>
 #include <tvm/ffi/function.h>
@@ -282,24 +283,11 @@ PrimFunc Simplify(const PrimFunc& func) {
     auto scope = Assume(&analyzer, ShapesNonNegative(buffers));
     body = StmtSimplifier(&analyzer).VisitStmt(func->body);
   }
-  if (body.same_as(func->body)) return func;
-  PrimFunc out = func;
-  out.CopyOnWrite()->body = body;
-  return out;
+  return WithBody(func, body);
 }
 
 IRModule Simplify(const IRModule& mod) {
-  Map<String, PrimFunc> functions;
-  bool changed = false;
-  for (const auto& kv : mod->functions) {
-    PrimFunc f = Simplify(kv.second);
-    changed = changed || !f.same_as(kv.second);
-    functions.Set(kv.first, f);
-  }
-  if (!changed) return mod;
-  IRModule out = mod;
-  out.CopyOnWrite()->functions = functions;
-  return out;
+  return MapFunctions(mod, [](const String&, const PrimFunc& f) { return Simplify(f); });
 }
 
 TVM_FFI_STATIC_INIT_BLOCK() {

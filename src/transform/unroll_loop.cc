@@ -1,6 +1,7 @@
 // The UnrollLoop pass (contract in include/tessel/transform/unroll_loop.h).
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
+#include <tessel/transform/pass.h>
 #include <tessel/transform/unroll_loop.h>
 
 #include <unordered_map>
@@ -168,24 +169,11 @@ Stmt UnrollLoop(const Stmt& stmt) { return Unroller().VisitStmt(stmt); }
 PrimFunc UnrollLoop(const PrimFunc& func) {
   if (!func.defined()) TVM_FFI_THROW(ValueError) << "UnrollLoop: undefined function";
   Stmt body = UnrollLoop(func->body);
-  if (body.same_as(func->body)) return func;
-  PrimFunc out = func;
-  out.CopyOnWrite()->body = body;
-  return out;
+  return WithBody(func, body);
 }
 
 IRModule UnrollLoop(const IRModule& mod) {
-  Map<String, PrimFunc> functions;
-  bool changed = false;
-  for (const auto& kv : mod->functions) {
-    PrimFunc f = UnrollLoop(kv.second);
-    changed = changed || !f.same_as(kv.second);
-    functions.Set(kv.first, f);
-  }
-  if (!changed) return mod;
-  IRModule out = mod;
-  out.CopyOnWrite()->functions = functions;
-  return out;
+  return MapFunctions(mod, [](const String&, const PrimFunc& f) { return UnrollLoop(f); });
 }
 
 Pass UnrollLoopPass() {

@@ -2,6 +2,7 @@
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
+#include <tessel/transform/pass.h>
 #include <tessel/transform/vectorize_loop.h>
 
 #include <algorithm>
@@ -328,24 +329,11 @@ Stmt VectorizeLoop(const Stmt& stmt) { return LoopVectorizer().VisitStmt(stmt); 
 PrimFunc VectorizeLoop(const PrimFunc& func) {
   if (!func.defined()) TVM_FFI_THROW(ValueError) << "VectorizeLoop: undefined function";
   Stmt body = VectorizeLoop(func->body);
-  if (body.same_as(func->body)) return func;
-  PrimFunc out = func;
-  out.CopyOnWrite()->body = body;
-  return out;
+  return WithBody(func, body);
 }
 
 IRModule VectorizeLoop(const IRModule& mod) {
-  Map<String, PrimFunc> functions;
-  bool changed = false;
-  for (const auto& kv : mod->functions) {
-    PrimFunc f = VectorizeLoop(kv.second);
-    changed = changed || !f.same_as(kv.second);
-    functions.Set(kv.first, f);
-  }
-  if (!changed) return mod;
-  IRModule out = mod;
-  out.CopyOnWrite()->functions = functions;
-  return out;
+  return MapFunctions(mod, [](const String&, const PrimFunc& f) { return VectorizeLoop(f); });
 }
 
 Pass VectorizeLoopPass() {

@@ -140,6 +140,13 @@ Pass CreateModulePass(tvm::ffi::Function func, int64_t opt_level, String name);
 // returned untouched when every function is.
 Pass CreatePrimFuncPass(std::function<PrimFunc(PrimFunc)> func, int64_t opt_level, String name);
 Pass CreatePrimFuncPass(tvm::ffi::Function func, int64_t opt_level, String name);
+// Every function of `mod` mapped by `func(name, function)`; the very module when every function
+// comes back as itself (so `same_as` still means "unchanged").
+IRModule MapFunctions(const IRModule& mod,
+                      const std::function<PrimFunc(const String&, const PrimFunc&)>& func);
+// `func` with `body`; the very function when `body` is its own.
+PrimFunc WithBody(const PrimFunc& func, ir::Stmt body);
+
 // A pipeline; opt_level 0, so a pipeline itself always runs.
 Pass Sequential(Array<Pass> passes, String name = "Sequential");
 

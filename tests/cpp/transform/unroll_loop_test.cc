@@ -93,7 +93,9 @@ def f(A: T.Buffer((8,), "int32")):
     const auto* store = let->body.as<BufferStoreNode>();
     ASSERT_NE(store, nullptr);
     EXPECT_TRUE(store->value.same_as(let->var));
-    if (k > 0) EXPECT_FALSE(let->var.same_as(seq->seq[k - 1].as<LetStmtNode>()->var));
+    if (k > 0) {
+      EXPECT_FALSE(let->var.same_as(seq->seq[k - 1].as<LetStmtNode>()->var));
+    }
   }
   EXPECT_EQ(testing::VerifyText(out), "");
 }
