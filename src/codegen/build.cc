@@ -243,6 +243,23 @@ std::string CompileCached(const std::string& source, const CompileOptions& optio
   }
 }
 
+CompiledModule CompileAndLoad(tvm::ffi::ObjectPtr<CompiledModuleNode> n,
+                              std::vector<std::string> names, const CompileOptions& options) {
+  std::sort(names.begin(), names.end());
+  for (const std::string& s : names) n->function_names.push_back(s);
+
+  auto t = Clock::now();
+  bool hit = false;
+  n->library_path = CompileCached(std::string(n->source), options, &hit);
+  n->cache_hit = hit;
+  n->cc_seconds = SecondsSince(t);
+
+  t = Clock::now();
+  n->module = tvm::ffi::Module::LoadFromFile(n->library_path);
+  n->load_seconds = SecondsSince(t);
+  return CompiledModule(n);
+}
+
 CompiledModule Build(const ir::IRModule& mod, const target::Target& target,
                      const CompileOptions& options) {
   if (target->kind == "cuda") return BuildCUDA(mod, target, options);
@@ -261,19 +278,7 @@ CompiledModule Build(const ir::IRModule& mod, const target::Target& target,
   for (const String& name : lowered.FunctionNames()) {
     names.push_back(Symbol(name, lowered->functions.at(name)));
   }
-  std::sort(names.begin(), names.end());
-  for (const std::string& s : names) n->function_names.push_back(s);
-
-  t = Clock::now();
-  bool hit = false;
-  n->library_path = CompileCached(source, options, &hit);
-  n->cache_hit = hit;
-  n->cc_seconds = SecondsSince(t);
-
-  t = Clock::now();
-  n->module = tvm::ffi::Module::LoadFromFile(n->library_path);
-  n->load_seconds = SecondsSince(t);
-  return CompiledModule(n);
+  return CompileAndLoad(n, std::move(names), options);
 }
 
 TVM_FFI_STATIC_INIT_BLOCK() {

@@ -166,19 +166,7 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
   }
   n->source = source;
   n->codegen_seconds += SecondsSince(t);
-  std::sort(names.begin(), names.end());
-  for (const std::string& s : names) n->function_names.push_back(s);
-
-  t = Clock::now();
-  bool hit = false;
-  n->library_path = CompileCached(source, options, &hit);
-  n->cache_hit = hit;
-  n->cc_seconds = SecondsSince(t);
-
-  t = Clock::now();
-  n->module = tvm::ffi::Module::LoadFromFile(n->library_path);
-  n->load_seconds = SecondsSince(t);
-  return CompiledModule(n);
+  return CompileAndLoad(n, std::move(names), options);
 }
 
 }  // namespace codegen

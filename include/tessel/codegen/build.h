@@ -95,6 +95,11 @@ CompiledModule Build(const ir::IRModule& mod, const target::Target& target,
 CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
                          const CompileOptions& options = {});
 
+// The last steps every target shares: `names` sorted into n->function_names, n->source compiled
+// through the build cache (cc_seconds, cache_hit), the library loaded (load_seconds).
+CompiledModule CompileAndLoad(tvm::ffi::ObjectPtr<CompiledModuleNode> n,
+                              std::vector<std::string> names, const CompileOptions& options);
+
 // The library for `source` in the build cache: compiled (with CompileCSource) unless a library
 // for the same source and compiler command is stored. *cache_hit, when given, says which.
 std::string CompileCached(const std::string& source, const CompileOptions& options = {},
