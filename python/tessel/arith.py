@@ -313,7 +313,9 @@ class Analyzer:
 
     def z3_stats(self) -> dict:
         """``queries``, ``cache_hits``, ``proved``, ``refuted``, ``unknown`` and ``seconds`` of
-        this analyzer's Z3 prover."""
+        this analyzer's Z3 prover, and the proof attempts answered before Z3: ``skipped`` (out of
+        its reach: unknown) and ``refuted_cheaply`` (a candidate point, evaluated exactly,
+        falsifies the condition); neither counts in ``queries``."""
         return dict(ffi_func("tessel.arith.Z3Stats")(self._handle))
 
     def set_z3_rlimit(self, rlimit: int) -> None:

@@ -197,6 +197,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              out.Set("refuted", s.refuted);
              out.Set("unknown", s.unknown);
              out.Set("seconds", s.seconds);
+             out.Set("skipped", s.skipped);
+             out.Set("refuted_cheaply", s.refuted_cheaply);
              return out;
            })
       // [[var, value as decimal text], ...] in the prover's order, or None when not refuted.

@@ -28,6 +28,19 @@ def test_counterexample_and_stats():
 
 
 @needs_z3
+def test_stats_count_answers_found_before_z3():
+    a, x, y = _bound()
+    before = a.z3_stats()
+    assert before["refuted_cheaply"] == 0 and before["skipped"] == 0
+    # Bounds cannot decide the product; x = 31, y = 7 (a corner of the bounds) falsifies it, so
+    # no Z3 query is needed.
+    assert not a.can_prove(x * y < 200)
+    after = a.z3_stats()
+    assert after["refuted_cheaply"] == 1
+    assert after["queries"] == before["queries"]
+
+
+@needs_z3
 def test_smtlib2_and_rlimit():
     a, x, y = _bound()
     text = a.get_smtlib2(x * y < 300)
