@@ -8,6 +8,7 @@
 #define TESSEL_SRC_CODEGEN_C_CODEGEN_C_H_
 
 #include <tessel/ir/function.h>
+#include <tessel/ir/node_list.h>
 
 #include <map>
 #include <set>
@@ -44,25 +45,15 @@ std::string FormatEscape(const std::string& text);
 void PrintfArg(DataType t, const std::string& c, std::string* conv, std::string* arg);
 
 // ---- scalar expressions (shared with the CUDA code generator) ----
-enum class BinOp {
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kMod,
-  kFloorDiv,
-  kFloorMod,
-  kMin,
-  kMax,
-  kEQ,
-  kNE,
-  kLT,
-  kLE,
-  kGT,
-  kGE,
-  kAnd,
-  kOr
-};
+// One BinOp per two-operand expression node of ir/node_list.h (Add -> kAdd ...), so the C and
+// CUDA expression emitters visit the same list: X(Name) for each.
+#define TESSEL_CODEGEN_FOR_EACH_BINOP(X) \
+  TESSEL_FOR_EACH_BINARY_NODE(X)         \
+  TESSEL_FOR_EACH_CMP_NODE(X)            \
+  TESSEL_FOR_EACH_LOGICAL_NODE(X)
+#define TESSEL_BINOP_ENUMERATOR(Name) k##Name,
+enum class BinOp { TESSEL_CODEGEN_FOR_EACH_BINOP(TESSEL_BINOP_ENUMERATOR) };
+#undef TESSEL_BINOP_ENUMERATOR
 // `a op b` on scalars of type `t` (the operands' type), with the prelude's tsl_* helpers where C
 // operators differ from the IR (wrap-around, floor division, float16 in float).
 std::string ScalarBinary(BinOp op, DataType t, const std::string& a, const std::string& b,

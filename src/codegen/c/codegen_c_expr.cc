@@ -191,25 +191,11 @@ class ExprEmitter : public ExprFunctor<std::string(const PrimExpr&)> {
     return name + "(" + v + ")";
   }
 
-#define TESSEL_BINARY(Node, Op) \
-  std::string VisitExpr_(const Node* op) override { return Binary(Op, op->a, op->b, op->dtype); }
-  TESSEL_BINARY(AddNode, BinOp::kAdd)
-  TESSEL_BINARY(SubNode, BinOp::kSub)
-  TESSEL_BINARY(MulNode, BinOp::kMul)
-  TESSEL_BINARY(DivNode, BinOp::kDiv)
-  TESSEL_BINARY(ModNode, BinOp::kMod)
-  TESSEL_BINARY(FloorDivNode, BinOp::kFloorDiv)
-  TESSEL_BINARY(FloorModNode, BinOp::kFloorMod)
-  TESSEL_BINARY(MinNode, BinOp::kMin)
-  TESSEL_BINARY(MaxNode, BinOp::kMax)
-  TESSEL_BINARY(EQNode, BinOp::kEQ)
-  TESSEL_BINARY(NENode, BinOp::kNE)
-  TESSEL_BINARY(LTNode, BinOp::kLT)
-  TESSEL_BINARY(LENode, BinOp::kLE)
-  TESSEL_BINARY(GTNode, BinOp::kGT)
-  TESSEL_BINARY(GENode, BinOp::kGE)
-  TESSEL_BINARY(AndNode, BinOp::kAnd)
-  TESSEL_BINARY(OrNode, BinOp::kOr)
+#define TESSEL_BINARY(Name)                                 \
+  std::string VisitExpr_(const Name##Node* op) override {   \
+    return Binary(BinOp::k##Name, op->a, op->b, op->dtype); \
+  }
+  TESSEL_CODEGEN_FOR_EACH_BINOP(TESSEL_BINARY)
 #undef TESSEL_BINARY
 
   std::string VisitExpr_(const NotNode* op) override {

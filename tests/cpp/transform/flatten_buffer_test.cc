@@ -12,6 +12,7 @@
 #include <string>
 
 #include "../ir/expect_error.h"
+#include "expect_pass.h"
 
 namespace tessel {
 namespace transform {
@@ -19,29 +20,16 @@ namespace {
 
 using namespace ir;  // NOLINT(build/namespaces)
 
-PrimFunc ParseFunc(const std::string& text) {
-  ObjectRef parsed = ParseText(text);
-  auto f = parsed.as<PrimFunc>();
-  if (!f) ADD_FAILURE() << "not a function:\n" << text;
-  return f ? *f : PrimFunc();
-}
-
-std::string Errors(const PrimFunc& f) {
-  std::string out;
-  for (const VerifyError& e : VerifyWellFormed(f)) out += e.ToString() + "\n";
-  return out;
-}
-
 // FlattenBuffer(before) equals expected structurally, is well-formed, and is a fixed point.
 void ExpectFlatten(const std::string& before, const std::string& expected) {
-  PrimFunc in = ParseFunc(before), want = ParseFunc(expected);
-  ASSERT_EQ(Errors(in), "") << AsText(in);
+  PrimFunc in = testing::ParseFunc(before), want = testing::ParseFunc(expected);
+  ASSERT_EQ(testing::VerifyText(in), "") << AsText(in);
   PrimFunc got = FlattenBuffer(in);
   EXPECT_TRUE(tvm::ffi::StructuralEqual::Equal(got, want, /*map_free_vars=*/true))
       << "got:\n"
       << AsText(got) << "\nexpected:\n"
       << AsText(want);
-  EXPECT_EQ(Errors(got), "") << AsText(got);
+  EXPECT_EQ(testing::VerifyText(got), "") << AsText(got);
   EXPECT_TRUE(FlattenBuffer(got).same_as(got)) << AsText(got);
   // The host wrapper still sees the N-D parameter buffers.
   EXPECT_TRUE(got->buffer_map.same_as(in->buffer_map));
@@ -157,7 +145,7 @@ def f(A: T.Buffer((16,), "float32"), n: T.int32):
 }
 
 TEST(FlattenBuffer, FlatFunctionIsReturnedUnchanged) {
-  PrimFunc in = ParseFunc(R"(
+  PrimFunc in = testing::ParseFunc(R"(
 @T.prim_func
 def f(A: T.Buffer((16,), "float32")):
     t_data = T.allocate([4], "float32", "local")
@@ -173,7 +161,7 @@ def f(A: T.Buffer((16,), "float32")):
 }
 
 TEST(FlattenBuffer, BlocksMustBeLoweredFirst) {
-  PrimFunc in = ParseFunc(R"(
+  PrimFunc in = testing::ParseFunc(R"(
 @T.prim_func
 def f(A: T.Buffer((16, 16), "float32")):
     for i in range(16):
@@ -189,7 +177,7 @@ def f(A: T.Buffer((16, 16), "float32")):
 }
 
 TEST(FlattenBuffer, AfterLowerBlocksMatmul) {
-  PrimFunc in = ParseFunc(R"(
+  PrimFunc in = testing::ParseFunc(R"(
 @T.prim_func
 def matmul(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
     for i in range(8):
@@ -203,7 +191,7 @@ def matmul(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.
                         C[vi, vj] = T.float32(0)
                     C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 )");
-  PrimFunc want = ParseFunc(R"(
+  PrimFunc want = testing::ParseFunc(R"(
 @T.prim_func
 def matmul(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
     A_1 = T.decl_buffer((64,), data=A.data)
@@ -221,7 +209,7 @@ def matmul(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.
       << "got:\n"
       << AsText(got) << "\nexpected:\n"
       << AsText(want);
-  EXPECT_EQ(Errors(got), "");
+  EXPECT_EQ(testing::VerifyText(got), "");
 }
 
 }  // namespace

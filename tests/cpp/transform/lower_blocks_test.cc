@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../ir/expect_error.h"
+#include "expect_pass.h"
 #include "stmt_interp.h"
 
 namespace tessel {
@@ -28,29 +29,6 @@ namespace transform {
 namespace {
 
 using namespace ir;  // NOLINT(build/namespaces)
-
-std::string PathText(const tvm::ffi::reflection::AccessPath& path) {
-  using tvm::ffi::reflection::AccessKind;
-  std::string out = "<root>";
-  for (const auto& step : path->ToSteps()) {
-    if (step->kind == AccessKind::kAttr || step->kind == AccessKind::kAttrMissing) {
-      out += "." + step->key.cast<std::string>();
-    } else if (step->kind == AccessKind::kArrayItem ||
-               step->kind == AccessKind::kArrayItemMissing) {
-      out += "[" + std::to_string(step->key.cast<int64_t>()) + "]";
-    } else {
-      out += "[" + step->key.GetTypeKey() + " key]";
-    }
-  }
-  return out;
-}
-
-PrimFunc ParseFunc(const std::string& text) {
-  ObjectRef parsed = ParseText(text);
-  auto f = parsed.as<PrimFunc>();
-  if (!f) ADD_FAILURE() << "not a function:\n" << text;
-  return f ? *f : PrimFunc();
-}
 
 // The elements a parameter buffer reaches (what the interpreter must allocate).
 PrimExpr FlatExtentForTest(const Buffer& b) {
@@ -64,23 +42,17 @@ PrimExpr FlatExtentForTest(const Buffer& b) {
   return span;
 }
 
-std::string Errors(const PrimFunc& f) {
-  std::string out;
-  for (const VerifyError& e : VerifyWellFormed(f)) out += e.ToString() + "\n";
-  return out;
-}
-
 // LowerBlocks(before) equals expected structurally, and the result is well-formed.
 void ExpectLower(const std::string& before, const std::string& expected) {
-  PrimFunc in = ParseFunc(before), want = ParseFunc(expected);
-  ASSERT_EQ(Errors(in), "") << AsText(in);
+  PrimFunc in = testing::ParseFunc(before), want = testing::ParseFunc(expected);
+  ASSERT_EQ(testing::VerifyText(in), "") << AsText(in);
   PrimFunc got = LowerBlocks(in);
   auto mismatch = tvm::ffi::StructuralEqual::GetFirstMismatch(got, want, /*map_free_vars=*/true);
   EXPECT_FALSE(mismatch.has_value())
-      << "first difference at " << PathText((*mismatch).get<0>()) << "\ngot:\n"
+      << "first difference at " << testing::MismatchPath((*mismatch).get<0>()) << "\ngot:\n"
       << AsText(got) << "\nexpected:\n"
       << AsText(want);
-  EXPECT_EQ(Errors(got), "") << AsText(got);
+  EXPECT_EQ(testing::VerifyText(got), "") << AsText(got);
 }
 
 TEST(LowerBlocks, MatmulInitIsGuardedByTheReduceVariableAtItsMin) {
@@ -400,7 +372,7 @@ def f(A: T.Buffer((4, 32), "float32")):
 }
 
 TEST(LowerBlocks, FunctionWithoutBlocksIsReturnedUnchanged) {
-  PrimFunc in = ParseFunc(R"(
+  PrimFunc in = testing::ParseFunc(R"(
 @T.prim_func
 def f(A: T.Buffer((16, 4), "float32")):
     for i in range(16):
@@ -411,7 +383,7 @@ def f(A: T.Buffer((16, 4), "float32")):
   IRModule mod({{"f", in}});
   EXPECT_TRUE(LowerBlocks(mod).same_as(mod));
   EXPECT_TRUE(LowerBlocksPass()(mod).same_as(mod));
-  PrimFunc lowered = LowerBlocks(ParseFunc(R"(
+  PrimFunc lowered = LowerBlocks(testing::ParseFunc(R"(
 @T.prim_func
 def g(A: T.Buffer((16,), "float32")):
     for i in range(16):
@@ -425,7 +397,7 @@ def g(A: T.Buffer((16,), "float32")):
 }
 
 TEST(LowerBlocks, InitWithoutReduceAxisIsAnError) {
-  PrimFunc in = ParseFunc(R"(
+  PrimFunc in = testing::ParseFunc(R"(
 @T.prim_func
 def f(A: T.Buffer((16,), "float32")):
     for i in range(16):
@@ -442,7 +414,7 @@ def f(A: T.Buffer((16,), "float32")):
 }
 
 TEST(LowerBlocks, MatchBufferShapeContradictingTheRegionIsAnError) {
-  PrimFunc in = ParseFunc(R"(
+  PrimFunc in = testing::ParseFunc(R"(
 @T.prim_func
 def f(A: T.Buffer((64,), "float32")):
     with T.block("tile"):
@@ -537,7 +509,7 @@ bool ExpectSameResults(const PrimFunc& before, const PrimFunc& after, std::strin
 }
 
 void ExpectLoweringKeepsResults(const std::string& text) {
-  PrimFunc f = ParseFunc(text);
+  PrimFunc f = testing::ParseFunc(text);
   std::string why;
   PrimFunc lowered = Simplify(FlattenBuffer(LowerBlocks(f)));
   EXPECT_TRUE(ExpectSameResults(f, lowered, &why)) << why;
@@ -623,7 +595,7 @@ TEST(LowerBlocks, EveryExampleLowersToVerifiedFlatIR) {
     ASSERT_TRUE(VerifyWellFormed(mod).empty());
     IRModule lowered = Simplify(FlattenBuffer(LowerBlocks(mod)));
     for (const auto& kv : lowered->functions) {
-      EXPECT_EQ(Errors(kv.second), "") << AsText(kv.second);
+      EXPECT_EQ(testing::VerifyText(kv.second), "") << AsText(kv.second);
       std::string what;
       EXPECT_FALSE(HasBlockOrNdAccess(kv.second, &what)) << what << " left in\n"
                                                          << AsText(kv.second);

@@ -10,42 +10,20 @@
 
 #include <string>
 
+#include "expect_pass.h"
+
 namespace tessel {
 namespace {
 
 using namespace ir;  // NOLINT(build/namespaces)
 
-// "<root>.body.seq[2].value": where two objects first differ.
-std::string PathText(const tvm::ffi::reflection::AccessPath& path) {
-  using tvm::ffi::reflection::AccessKind;
-  std::string out = "<root>";
-  for (const auto& step : path->ToSteps()) {
-    if (step->kind == AccessKind::kAttr || step->kind == AccessKind::kAttrMissing) {
-      out += "." + step->key.cast<std::string>();
-    } else if (step->kind == AccessKind::kArrayItem ||
-               step->kind == AccessKind::kArrayItemMissing) {
-      out += "[" + std::to_string(step->key.cast<int64_t>()) + "]";
-    } else {
-      out += "[" + step->key.GetTypeKey() + " key]";
-    }
-  }
-  return out;
-}
-
-PrimFunc ParseFunc(const std::string& text) {
-  ObjectRef parsed = ParseText(text);
-  auto f = parsed.as<PrimFunc>();
-  if (!f) ADD_FAILURE() << "not a function:\n" << text;
-  return f ? *f : PrimFunc();
-}
-
 // Simplify(before) must equal expected, structurally (free variables mapped onto each other).
 void ExpectSimplify(const std::string& before, const std::string& expected) {
-  PrimFunc in = ParseFunc(before), want = ParseFunc(expected);
+  PrimFunc in = testing::ParseFunc(before), want = testing::ParseFunc(expected);
   PrimFunc got = transform::Simplify(in);
   auto mismatch = tvm::ffi::StructuralEqual::GetFirstMismatch(got, want, /*map_free_vars=*/true);
   EXPECT_FALSE(mismatch.has_value())
-      << "first difference at " << PathText((*mismatch).get<0>()) << "\ngot:\n"
+      << "first difference at " << testing::MismatchPath((*mismatch).get<0>()) << "\ngot:\n"
       << AsText(got) << "\nexpected:\n"
       << AsText(want);
 }
@@ -74,7 +52,7 @@ def f(A: T.Buffer((n,), "int32"), m: T.int32):
         if i < n:
             A[i] = 0
 )";
-  PrimFunc in = ParseFunc(text);
+  PrimFunc in = testing::ParseFunc(text);
   EXPECT_TRUE(transform::Simplify(in).same_as(in));
 }
 
@@ -194,7 +172,7 @@ def f(A: T.Buffer((4,), "int32")):
         if A[0] > 0:
             A[1] = 1
 )";
-  PrimFunc out = transform::Simplify(ParseFunc(text));
+  PrimFunc out = transform::Simplify(testing::ParseFunc(text));
   // Both tests stay (the rewrite rules may respell them).
   int ifs = 0;
   PostOrderVisit(out->body, [&](const ObjectRef& n) { ifs += n.as<IfThenElseNode>() != nullptr; });
@@ -290,7 +268,7 @@ def f(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
     for i in range(n):
         B[i] = A[i]
 )";
-  PrimFunc in = ParseFunc(text);
+  PrimFunc in = testing::ParseFunc(text);
   EXPECT_TRUE(transform::Simplify(in).same_as(in));
   IRModule mod({{"f", in}});
   EXPECT_TRUE(transform::Simplify(mod).same_as(mod));
@@ -312,14 +290,14 @@ TEST(Simplify, StatementWithCallerAnalyzer) {
 TEST(Simplify, RegisteredGlobal) {
   auto f = tvm::ffi::Function::GetGlobal("tessel.transform.Simplify");
   ASSERT_TRUE(f.has_value());
-  PrimFunc in = ParseFunc(R"(
+  PrimFunc in = testing::ParseFunc(R"(
 @T.prim_func
 def f(A: T.Buffer((n,), "int32")):
     for i in range(n):
         if i < n:
             A[i] = 0
 )");
-  PrimFunc want = ParseFunc(R"(
+  PrimFunc want = testing::ParseFunc(R"(
 @T.prim_func
 def f(A: T.Buffer((n,), "int32")):
     for i in range(n):
