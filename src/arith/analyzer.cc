@@ -130,18 +130,6 @@ bool IsPure(const PrimExpr& e) {
   return pure;
 }
 
-i128 AbsI(i128 v) { return v < 0 ? -v : v; }
-i128 GcdI(i128 a, i128 b) {
-  a = AbsI(a);
-  b = AbsI(b);
-  while (b) {
-    i128 t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 }  // namespace
 
 ProofResult Analyzer::Decide(const PrimExpr& cond) {
@@ -177,7 +165,7 @@ ProofResult Analyzer::Decide(const PrimExpr& cond) {
     arith::ModularSet ma = modular_set_(eq ? eq->a : ne->a);
     arith::ModularSet mb = modular_set_(eq ? eq->b : ne->b);
     ProofResult r = ProofResult::kUnknown;
-    i128 g = GcdI(ma->coeff, mb->coeff);
+    i128 g = GcdI128(ma->coeff, mb->coeff);
     i128 diff = static_cast<i128>(ma->base) - mb->base;
     if (g == 0) {
       r = diff == 0 ? ProofResult::kProved : ProofResult::kDisproved;
@@ -369,6 +357,26 @@ class ConstantSimplifier : public ExprMutator {
            !IsZeroOrOne(a) && !IsZeroOrOne(b) && !a.same_as(b) && a.dtype() == b.dtype();
   }
 
+  // Whether the modular set of e can be a single value when its operands (already visited, so
+  // constant when their own sets were) are not constants. Of + - *, division, min, max and select
+  // it cannot: their sets are exact constants only over constant operands (or a factor 0, which the
+  // helpers fold). A remainder can ((x * 4) % 4), and so can a variable with a modular fact.
+  static bool MayBeModularConstant(const PrimExprNode* e) {
+    switch (KindOf(e)) {
+      case ExprKind::kAdd:
+      case ExprKind::kSub:
+      case ExprKind::kMul:
+      case ExprKind::kDiv:
+      case ExprKind::kFloorDiv:
+      case ExprKind::kMin:
+      case ExprKind::kMax:
+      case ExprKind::kSelect:
+        return false;
+      default:
+        return true;
+    }
+  }
+
   PrimExpr Known(const PrimExpr& e) {
     DataType t = e.dtype();
     if (!t.is_scalar() || !(t.is_int_or_uint() || t.is_bool()) || e.as<IntImmNode>()) return e;
@@ -376,7 +384,7 @@ class ConstantSimplifier : public ExprMutator {
     std::optional<i128> value;
     if (b.is_point()) {
       value = b.lo;
-    } else if (t.is_int_or_uint()) {
+    } else if (t.is_int_or_uint() && MayBeModularConstant(e.get())) {
       auto [coeff, base] = analyzer_->modular_set_analyzer().Eval(e);
       if (coeff == 0) value = base;
     }

@@ -2,10 +2,13 @@
 // Analyzer object ("tessel.arith.Analyzer") whose methods mirror tvm.arith.Analyzer.
 #include <tessel/arith/analyzer.h>
 #include <tessel/arith/z3_prover.h>
+#include <tessel/ir/ops.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 
+#include <algorithm>
 #include <memory>
+#include <string>
 
 namespace tessel {
 namespace arith {
@@ -46,12 +49,61 @@ Map<Var, IntSet> ToIntSetDom(const Map<Var, Any>& dom, const char* where) {
   return out;
 }
 
+// What a Python user would call the type of v.
+std::string PythonTypeName(const Any& v) {
+  switch (v.type_index()) {
+    case tvm::ffi::TypeIndex::kTVMFFINone:
+      return "NoneType";
+    case tvm::ffi::TypeIndex::kTVMFFIBool:
+      return "bool";
+    case tvm::ffi::TypeIndex::kTVMFFIInt:
+      return "int";
+    case tvm::ffi::TypeIndex::kTVMFFIFloat:
+      return "float";
+    case tvm::ffi::TypeIndex::kTVMFFISmallStr:
+    case tvm::ffi::TypeIndex::kTVMFFIStr:
+      return "str";
+    default:
+      return v.GetTypeKey();
+  }
+}
+
+// The Python face passes its arguments through unchecked (checking them in Python cost more than
+// the simplification of a small expression): what Python users may pass is checked here. A
+// PrimExpr passes; a Python bool or int becomes a bool or int32 constant.
+PrimExpr ExprArg(const Any& v, const char* what) {
+  switch (v.type_index()) {
+    case tvm::ffi::TypeIndex::kTVMFFIBool:
+      return ir::IntImm(DataType::Bool(), v.cast<bool>() ? 1 : 0);
+    case tvm::ffi::TypeIndex::kTVMFFIInt: {
+      int64_t x = v.cast<int64_t>();
+      if (!ir::FitsInDType(DataType::Int(32), x)) {
+        TVM_FFI_THROW(ValueError) << what << ": " << x << " does not fit in int32";
+      }
+      return ir::IntImm(DataType::Int(32), x);
+    }
+    default:
+      if (v.as<ir::PrimExprNode>()) return v.cast<PrimExpr>();
+      TVM_FFI_THROW(TypeError) << what << ": expected a PrimExpr or a Python int, got "
+                               << PythonTypeName(v);
+  }
+  TVM_FFI_UNREACHABLE();
+}
+
 ProofStrength ParseStrength(const tvm::ffi::String& s) {
   if (s == "default") return ProofStrength::kDefault;
   if (s == "symbolic_bound") return ProofStrength::kSymbolicBound;
   TVM_FFI_THROW(ValueError)
       << "can_prove: strength must be \"default\" or \"symbolic_bound\", got \"" << s << "\"";
   TVM_FFI_UNREACHABLE();
+}
+
+ProofStrength ParseStrength(const Any& v) {
+  int32_t t = v.type_index();
+  if (t != tvm::ffi::TypeIndex::kTVMFFISmallStr && t != tvm::ffi::TypeIndex::kTVMFFIStr) {
+    TVM_FFI_THROW(TypeError) << "can_prove: strength must be a str, got " << PythonTypeName(v);
+  }
+  return ParseStrength(v.cast<tvm::ffi::String>());
 }
 
 }  // namespace
@@ -76,11 +128,15 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              return self->analyzer->IntSet(e, ToIntSetDom(dom, "Analyzer.int_set"));
            })
       .def("simplify",
-           [](const AnalyzerObj* self, PrimExpr e, int steps) {
-             if (steps < 0) {
-               TVM_FFI_THROW(ValueError) << "Analyzer.simplify: steps must be >= 0, got " << steps;
+           [](const AnalyzerObj* self, Any e, Any steps) {
+             if (steps.type_index() != tvm::ffi::TypeIndex::kTVMFFIInt) {
+               TVM_FFI_THROW(TypeError)
+                   << "simplify: steps must be an int, got " << PythonTypeName(steps);
              }
-             return self->analyzer->Simplify(e, steps);
+             int64_t n = steps.cast<int64_t>();
+             if (n < 0) TVM_FFI_THROW(ValueError) << "simplify: steps must be >= 0, got " << n;
+             return self->analyzer->Simplify(ExprArg(e, "simplify"),
+                                             static_cast<int>(std::min<int64_t>(n, 1 << 20)));
            })
       .def("rewrite_simplify",
            [](const AnalyzerObj* self, PrimExpr e) { return self->analyzer->RewriteSimplify(e); })
@@ -109,8 +165,9 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              }
            })
       .def("can_prove",
-           [](const AnalyzerObj* self, PrimExpr cond, tvm::ffi::String strength) {
-             return self->analyzer->CanProve(cond, ParseStrength(strength));
+           [](const AnalyzerObj* self, Any cond, Any strength) {
+             ProofStrength st = ParseStrength(strength);
+             return self->analyzer->CanProve(ExprArg(cond, "can_prove"), st);
            })
       .def("bind",
            [](const AnalyzerObj* self, Var var, Any value, bool allow_override) {

@@ -20,8 +20,6 @@ i128 Pow2Above(i128 v) {
   return p;
 }
 
-i128 TruncDivI128(i128 a, i128 b) { return a / b; }
-
 // The divisor interval split into its strictly positive and strictly negative parts.
 struct DivisorParts {
   std::optional<IntInterval> pos, neg;
@@ -91,14 +89,6 @@ i128 SatMul(i128 a, i128 b) {
   if (__builtin_mul_overflow(a, b, &r)) return ((a < 0) != (b < 0)) ? -kIntervalInf : kIntervalInf;
   return Clamp(r);
 }
-
-i128 FloorDivI128(i128 a, i128 b) {
-  i128 q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-i128 FloorModI128(i128 a, i128 b) { return a - FloorDivI128(a, b) * b; }
 
 IntInterval AddInterval(const IntInterval& a, const IntInterval& b) {
   if (a.is_empty() || b.is_empty()) return {1, 0};

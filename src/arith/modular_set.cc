@@ -23,16 +23,7 @@ namespace {
 constexpr i128 kMaxCoeff = static_cast<i128>(1) << 62;
 
 i128 Abs(i128 v) { return v < 0 ? -v : v; }
-i128 Gcd(i128 a, i128 b) {
-  a = Abs(a);
-  b = Abs(b);
-  while (b != 0) {
-    i128 t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
+i128 Gcd(i128 a, i128 b) { return GcdI128(a, b); }
 
 struct Mod {
   i128 coeff;  // 0: the constant base

@@ -7,45 +7,40 @@ namespace tessel {
 namespace ir {
 namespace {
 
-// Runtime type index -> kind, built once. Type indices are small dense integers.
 template <typename Kind>
-struct KindTable {
+struct KindVector {
   std::vector<Kind> table;
   void Set(int32_t index, Kind kind) {
     if (index >= static_cast<int32_t>(table.size())) table.resize(index + 1, Kind::kUnknown);
     table[index] = kind;
   }
-  Kind Get(int32_t index) const {
-    return index < static_cast<int32_t>(table.size()) ? table[index] : Kind::kUnknown;
-  }
 };
 
-const KindTable<ExprKind>& ExprKinds() {
-  static const KindTable<ExprKind> t = [] {
-    KindTable<ExprKind> k;
+}  // namespace
+
+const detail::KindTable<ExprKind>& detail::ExprKindTable() {
+  static const KindVector<ExprKind> v = [] {
+    KindVector<ExprKind> k;
 #define TESSEL_X(Name) k.Set(Name##Node::RuntimeTypeIndex(), ExprKind::k##Name);
     TESSEL_FOR_EACH_EXPR_NODE(TESSEL_X)
 #undef TESSEL_X
     return k;
   }();
+  static const KindTable<ExprKind> t{v.table.data(), static_cast<int32_t>(v.table.size())};
   return t;
 }
 
-const KindTable<StmtKind>& StmtKinds() {
-  static const KindTable<StmtKind> t = [] {
-    KindTable<StmtKind> k;
+const detail::KindTable<StmtKind>& detail::StmtKindTable() {
+  static const KindVector<StmtKind> v = [] {
+    KindVector<StmtKind> k;
 #define TESSEL_X(Name) k.Set(Name##Node::RuntimeTypeIndex(), StmtKind::k##Name);
     TESSEL_FOR_EACH_STMT_NODE(TESSEL_X)
 #undef TESSEL_X
     return k;
   }();
+  static const KindTable<StmtKind> t{v.table.data(), static_cast<int32_t>(v.table.size())};
   return t;
 }
-
-}  // namespace
-
-ExprKind KindOf(const PrimExprNode* node) { return ExprKinds().Get(node->type_index()); }
-StmtKind KindOf(const StmtNode* node) { return StmtKinds().Get(node->type_index()); }
 
 // ---- ExprVisitor ----
 void ExprVisitor::VisitExpr_(const IntImmNode*) {}

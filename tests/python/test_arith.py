@@ -95,6 +95,24 @@ def test_simplify_steps_checked():
         Analyzer().simplify(var(), steps=-1)
     with pytest.raises(TypeError, match="steps"):
         Analyzer().simplify(var(), steps="2")
+    with pytest.raises(TypeError, match="steps must be an int, got bool"):
+        Analyzer().simplify(var(), steps=True)
+
+
+def test_python_values_checked_in_cpp():
+    # The Python methods pass their arguments straight to C++, which checks them.
+    a = Analyzer()
+    five = a.simplify(5)
+    assert isinstance(five, ir.IntImm) and five.value == 5 and str(five.dtype) == "int32"
+    assert a.simplify(True).dtype == ir.const(True).dtype
+    assert a.can_prove(True) and not a.can_prove(False)
+    with pytest.raises(TypeError, match="simplify: expected a PrimExpr or a Python int, got str"):
+        a.simplify("x + 1")
+    with pytest.raises(TypeError, match="can_prove: expected a PrimExpr or a Python int, got float"):
+        a.can_prove(1.5)
+    with pytest.raises(ValueError, match="can_prove: -4294967296 does not fit in int32"):
+        a.can_prove(-(2**32))
+    assert a.can_prove(var() * 0 <= 0, strength=arith.ProofStrength.SYMBOLIC_BOUND)
 
 
 def test_rewrite_and_canonical_simplify_are_equivalences():

@@ -10,6 +10,7 @@
 
 #include <tessel/ir/dtype.h>
 
+#include <cstdint>
 #include <optional>
 
 namespace tessel {
@@ -39,8 +40,40 @@ IntInterval Intersect(const IntInterval& a, const IntInterval& b);
 IntInterval Union(const IntInterval& a, const IntInterval& b);
 
 i128 SatMul(i128 a, i128 b);
-i128 FloorDivI128(i128 a, i128 b);
-i128 FloorModI128(i128 a, i128 b);
+
+// Exact integer division of 128-bit values (b != 0). Inline, with a 64-bit path: the analyzer's
+// values nearly always fit in 64 bits, and a 128-bit division is a libgcc call several times
+// slower than the hardware's.
+namespace detail {
+inline bool Fits64(i128 v) { return v >= INT64_MIN && v <= INT64_MAX; }
+// a / b and a % b can use int64 (INT64_MIN / -1 overflows int64).
+inline bool Small(i128 a, i128 b) { return Fits64(a) && Fits64(b) && b != -1; }
+}  // namespace detail
+inline i128 TruncDivI128(i128 a, i128 b) {
+  if (detail::Small(a, b)) return static_cast<int64_t>(a) / static_cast<int64_t>(b);
+  return a / b;
+}
+inline i128 TruncModI128(i128 a, i128 b) {
+  if (detail::Small(a, b)) return static_cast<int64_t>(a) % static_cast<int64_t>(b);
+  return a % b;
+}
+inline i128 FloorDivI128(i128 a, i128 b) {
+  i128 q = TruncDivI128(a, b);
+  if (q * b != a && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+inline i128 FloorModI128(i128 a, i128 b) { return a - FloorDivI128(a, b) * b; }
+// The greatest common divisor of |a| and |b| (0 when both are 0).
+inline i128 GcdI128(i128 a, i128 b) {
+  if (a < 0) a = -a;
+  if (b < 0) b = -b;
+  while (b != 0) {
+    i128 t = TruncModI128(a, b);
+    a = b;
+    b = t;
+  }
+  return a;
+}
 
 IntInterval AddInterval(const IntInterval& a, const IntInterval& b);
 IntInterval SubInterval(const IntInterval& a, const IntInterval& b);

@@ -80,6 +80,10 @@ class RewriteSimplifier : public AnalyzerExtension {
   // Rule applications of the last Simplify call (for tests and tracing).
   int last_steps() const { return last_steps_; }
 
+  // Buffers of one Simplify call (defined in rewrite_simplify.cc), kept between calls so that a
+  // call allocates nothing for them; busy_ makes sure one call at a time uses them.
+  struct Scratch;
+
  private:
   Analyzer* parent_;
   int max_steps_ = kDefaultMaxSteps;
@@ -87,6 +91,7 @@ class RewriteSimplifier : public AnalyzerExtension {
   // Set while simplifying: a TryProve reached from inside (through the parent) answers unknown
   // instead of recursing.
   bool busy_ = false;
+  std::unique_ptr<Scratch> scratch_;
 };
 
 }  // namespace arith

@@ -28,9 +28,29 @@ enum class StmtKind : uint8_t {
 #undef TESSEL_X
       kUnknown
 };
-// The kind of a node, by its runtime type index (a table lookup).
-ExprKind KindOf(const PrimExprNode* node);
-StmtKind KindOf(const StmtNode* node);
+namespace detail {
+// Runtime type index -> kind, built once (type indices are small dense integers).
+template <typename Kind>
+struct KindTable {
+  const Kind* data;
+  int32_t size;
+};
+const KindTable<ExprKind>& ExprKindTable();
+const KindTable<StmtKind>& StmtKindTable();
+}  // namespace detail
+
+// The kind of a node, by its runtime type index (a table lookup). Inline: the simplifiers ask it
+// for every node they look at.
+inline ExprKind KindOf(const PrimExprNode* node) {
+  static const detail::KindTable<ExprKind>& t = detail::ExprKindTable();
+  int32_t i = node->type_index();
+  return i < t.size ? t.data[i] : ExprKind::kUnknown;
+}
+inline StmtKind KindOf(const StmtNode* node) {
+  static const detail::KindTable<StmtKind>& t = detail::StmtKindTable();
+  int32_t i = node->type_index();
+  return i < t.size ? t.data[i] : StmtKind::kUnknown;
+}
 
 template <typename FType>
 class ExprFunctor;

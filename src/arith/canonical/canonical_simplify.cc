@@ -41,17 +41,6 @@ bool IsArith(ExprKind k) {
   }
 }
 
-i128 Gcd(i128 a, i128 b) {
-  if (a < 0) a = -a;
-  if (b < 0) b = -b;
-  while (b != 0) {
-    i128 t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 // The value of an IR constant of dtype t whose representative is rep.
 i128 ActualConst(DataType t, int64_t rep) {
   if (t.is_uint() && rep < 0) return static_cast<i128>(rep) + (static_cast<i128>(1) << t.bits());
@@ -262,8 +251,8 @@ class Canonicalizer : public ExprMutator {
   // Divides r (an exact sum) and c by the gcd of c and all of r's coefficients and constant;
   // returns c / gcd. Division and remainder identities hold for the reduced pair.
   static i128 ReduceByGcd(Sum* r, i128 c) {
-    i128 g = Gcd(c, r->constant);
-    for (const Term& term : r->terms) g = Gcd(g, term.coeff);
+    i128 g = GcdI128(c, r->constant);
+    for (const Term& term : r->terms) g = GcdI128(g, term.coeff);
     if (g <= 1) return c;
     for (Term& term : r->terms) term.coeff = static_cast<int64_t>(term.coeff / g);
     r->constant = static_cast<int64_t>(r->constant / g);

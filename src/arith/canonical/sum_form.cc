@@ -19,11 +19,14 @@ namespace canonical {
 using namespace ir;  // NOLINT(build/namespaces)
 
 int64_t Wrap(i128 v, int bits) {
-  i128 m = static_cast<i128>(1) << bits;
-  i128 r = v % m;
-  if (r < 0) r += m;
-  if (r >= m / 2) r -= m;
-  return static_cast<int64_t>(r);
+  // The low `bits` bits, sign-extended (two's complement: the same as the floor modulo 2^bits
+  // moved into the signed range, without a 128-bit division).
+  uint64_t u = static_cast<uint64_t>(static_cast<unsigned __int128>(v));
+  if (bits >= 64) return static_cast<int64_t>(u);
+  uint64_t mask = (uint64_t{1} << bits) - 1;
+  u &= mask;
+  if ((u >> (bits - 1)) & 1) u |= ~mask;
+  return static_cast<int64_t>(u);
 }
 
 namespace {

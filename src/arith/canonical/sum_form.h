@@ -22,6 +22,8 @@
 #include <optional>
 #include <vector>
 
+#include "support/small_vector.h"
+
 namespace tessel {
 namespace arith {
 namespace canonical {
@@ -29,13 +31,13 @@ namespace canonical {
 struct Term {
   int64_t coeff;
   // Atom ids, in ascending atom order (a product; repeated ids are powers).
-  std::vector<int> atoms;
+  support::SmallVector<int, 4> atoms;
 };
 
 struct Sum {
   DataType dtype;
   // Ascending term order; no zero coefficient, no two terms with the same atoms.
-  std::vector<Term> terms;
+  support::SmallVector<Term, 3> terms;
   int64_t constant = 0;
 
   bool is_const() const { return terms.empty(); }
@@ -66,7 +68,11 @@ int64_t Wrap(i128 v, int bits);
 
 class Context {
  public:
-  explicit Context(Analyzer* analyzer) : analyzer_(analyzer) {}
+  explicit Context(Analyzer* analyzer) : analyzer_(analyzer) {
+    // Most queries meet a handful of atoms: one allocation each instead of a growth sequence.
+    atoms_.reserve(8);
+    dividends_.reserve(4);
+  }
 
   Analyzer* analyzer() const { return analyzer_; }
 

@@ -23,17 +23,6 @@ using namespace rewrite;  // NOLINT(build/namespaces)
 
 namespace {
 
-i128 Gcd(i128 a, i128 b) {
-  if (a < 0) a = -a;
-  if (b < 0) b = -b;
-  while (b) {
-    i128 t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 i128 ConstValue(const IntImmNode* n) {
   if (n->dtype.is_uint() && n->dtype.bits() == 64 && n->value < 0) {
     return static_cast<i128>(static_cast<uint64_t>(n->value));
@@ -157,10 +146,10 @@ std::optional<i128> ExactOp(ExprKind k, i128 a, i128 b, i128 c = 0) {
       return a * b;
     case ExprKind::kDiv:
       if (b == 0) return std::nullopt;
-      return a / b;
+      return TruncDivI128(a, b);
     case ExprKind::kMod:
       if (b == 0) return std::nullopt;
-      return a % b;
+      return TruncModI128(a, b);
     case ExprKind::kFloorDiv:
       if (b == 0) return std::nullopt;
       return FloorDivI128(a, b);
@@ -214,11 +203,38 @@ struct Val {
   bool is_const() const { return !expr.defined(); }
 };
 
+// A visited node and what it became.
+struct Done {
+  PrimExpr key;  // keeps the address alive, so it cannot be reused by another node
+  PrimExpr result;
+  bool impure;
+};
+
+}  // namespace
+
+struct RewriteSimplifier::Scratch {
+  std::vector<PrimExpr> facts;
+  std::vector<Done> done;
+  std::unordered_map<const Object*, size_t> done_index;
+};
+
+namespace {
+
 class Rewriter : public ExprMutator {
  public:
-  Rewriter(Analyzer* analyzer, int budget)
-      : analyzer_(analyzer), budget_(budget), transitive_(analyzer->FindExtension("transitive")) {
+  Rewriter(Analyzer* analyzer, int budget, RewriteSimplifier::Scratch* scratch)
+      : analyzer_(analyzer),
+        budget_(budget),
+        transitive_(analyzer->FindExtension("transitive")),
+        facts_(scratch->facts),
+        done_(scratch->done),
+        done_index_(scratch->done_index) {
     for (const PrimExpr& f : analyzer->facts()) AddFact(f);
+  }
+  ~Rewriter() override {
+    facts_.clear();
+    done_.clear();
+    if (!done_index_.empty()) done_index_.clear();
   }
 
   int steps() const { return steps_; }
@@ -240,12 +256,6 @@ class Rewriter : public ExprMutator {
   }
 
  private:
-  struct Done {
-    PrimExpr key;  // keeps the address alive, so it cannot be reused by another node
-    PrimExpr result;
-    bool impure;
-  };
-
   // The memo of visited nodes: index expressions are small, so a linear scan of a flat vector
   // beats hashing (and allocates once); a hash index takes over for large expressions.
   static constexpr size_t kLinearDone = 48;
@@ -323,13 +333,11 @@ class Rewriter : public ExprMutator {
       std::optional<PrimExpr> next;
       ExprKind kid_kind[3] = {ExprKind::kUnknown, ExprKind::kUnknown, ExprKind::kUnknown};
       for (int j = 0; j < nk; ++j) kid_kind[j] = KindOf(kids[j]);
-      for (const CompiledRule* rule : GetRuleTable().by_kind[static_cast<int>(k)]) {
-        bool may_match = true;
-        for (int j = 0; j < nk; ++j) {
-          ExprKind want = rule->kid_kind[j];
-          if (want != ExprKind::kUnknown && want != kid_kind[j]) may_match = false;
-        }
-        if (!may_match) continue;
+      RuleTable::Span cands = GetRuleTable().Candidates(k, kid_kind[0], kid_kind[1]);
+      for (const CompiledRule* const* it = cands.begin; it != cands.end; ++it) {
+        const CompiledRule* rule = *it;
+        ExprKind want = rule->kid_kind[2];
+        if (want != ExprKind::kUnknown && want != kid_kind[2]) continue;
         next = TryRule(*rule, e);
         if (next) break;
       }
@@ -652,7 +660,7 @@ class Rewriter : public ExprMutator {
       const ModularSetAnalyzer& mods = analyzer_->modular_set_analyzer();
       auto [ca, ba] = mods.Eval(a);
       auto [cb, bb2] = mods.Eval(bb);
-      i128 g = Gcd(static_cast<i128>(ca), static_cast<i128>(cb));
+      i128 g = GcdI128(ca, cb);
       i128 diff = static_cast<i128>(ba) - bb2;
       bool differ = g == 0 ? diff != 0 : diff % g != 0;
       bool same = g == 0 && diff == 0;
@@ -803,14 +811,15 @@ class Rewriter : public ExprMutator {
   bool impure_ = false;
   // Set while a rule's condition is built (DecideByIntervals).
   bool deciding_ = false;
-  std::vector<PrimExpr> facts_;
-  std::vector<Done> done_;
-  std::unordered_map<const Object*, size_t> done_index_;
+  std::vector<PrimExpr>& facts_;
+  std::vector<Done>& done_;
+  std::unordered_map<const Object*, size_t>& done_index_;
 };
 
 }  // namespace
 
-RewriteSimplifier::RewriteSimplifier(Analyzer* parent) : parent_(parent) {
+RewriteSimplifier::RewriteSimplifier(Analyzer* parent)
+    : parent_(parent), scratch_(std::make_unique<Scratch>()) {
   // Parse the table now, so a malformed rule fails when the first Analyzer is made.
   GetRuleTable();
 }
@@ -830,7 +839,7 @@ PrimExpr RewriteSimplifier::Simplify(const PrimExpr& expr) {
     bool* flag;
     ~Reset() { *flag = false; }
   } reset{&busy_};
-  Rewriter rewriter(parent_, max_steps_);
+  Rewriter rewriter(parent_, max_steps_, scratch_.get());
   PrimExpr r = rewriter(expr);
   last_steps_ = rewriter.steps();
   return r;

@@ -184,6 +184,37 @@ std::vector<RewriteRuleInfo> ParseRewriteRules(const std::string& file, int firs
 
 namespace rewrite {
 
+namespace {
+
+void BuildCandidates(RuleTable* t) {
+  for (const CompiledRule& r : t->rules) {
+    for (ExprKind want : r.kid_kind) {
+      int w = static_cast<int>(want);
+      if (want != ExprKind::kUnknown && t->kid_class[w] == 0) t->kid_class[w] = t->num_classes++;
+    }
+  }
+  const int c = t->num_classes;
+  t->candidate_begin.reserve(static_cast<size_t>(kNumExprKinds) * c * c + 1);
+  auto accepts = [t](ExprKind want, int cls) {
+    return want == ExprKind::kUnknown || t->kid_class[static_cast<int>(want)] == cls;
+  };
+  for (int root = 0; root < kNumExprKinds; ++root) {
+    for (int c0 = 0; c0 < c; ++c0) {
+      for (int c1 = 0; c1 < c; ++c1) {
+        t->candidate_begin.push_back(static_cast<uint32_t>(t->candidates.size()));
+        for (const CompiledRule* r : t->by_kind[root]) {
+          if (accepts(r->kid_kind[0], c0) && accepts(r->kid_kind[1], c1)) {
+            t->candidates.push_back(r);
+          }
+        }
+      }
+    }
+  }
+  t->candidate_begin.push_back(static_cast<uint32_t>(t->candidates.size()));
+}
+
+}  // namespace
+
 const RuleTable& GetRuleTable() {
   static const RuleTable* table = [] {
     auto* t = new RuleTable();
@@ -214,6 +245,7 @@ const RuleTable& GetRuleTable() {
     for (const CompiledRule& r : t->rules) {
       t->by_kind[static_cast<int>(r.before[r.before.root].kind)].push_back(&r);
     }
+    BuildCandidates(t);
     return t;
   }();
   return *table;

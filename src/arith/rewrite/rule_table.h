@@ -48,11 +48,32 @@ struct CompiledRule {
                               ir::ExprKind::kUnknown};
 };
 
+constexpr int kNumExprKinds = static_cast<int>(ir::ExprKind::kUnknown) + 1;
+
 struct RuleTable {
   std::vector<RewriteRuleInfo> infos;
   std::vector<CompiledRule> rules;
   // Rules whose `before` has this root kind, in table order.
-  std::vector<const CompiledRule*> by_kind[static_cast<int>(ir::ExprKind::kUnknown) + 1];
+  std::vector<const CompiledRule*> by_kind[kNumExprKinds];
+
+  // The rules that can match a node of kind root whose first two operands have kinds k0 and k1
+  // (a subset of by_kind[root], in table order; the third operand is not indexed). Most nodes
+  // have a handful of candidates out of dozens of rules for their root kind.
+  struct Span {
+    const CompiledRule* const* begin;
+    const CompiledRule* const* end;
+  };
+  Span Candidates(ir::ExprKind root, ir::ExprKind k0, ir::ExprKind k1) const {
+    size_t i =
+        (static_cast<size_t>(root) * num_classes + kid_class[static_cast<int>(k0)]) * num_classes +
+        kid_class[static_cast<int>(k1)];
+    return {candidates.data() + candidate_begin[i], candidates.data() + candidate_begin[i + 1]};
+  }
+  // Operand kinds that some rule asks for get classes 1..num_classes-1; every other kind is 0.
+  uint8_t kid_class[kNumExprKinds] = {};
+  int num_classes = 1;
+  std::vector<uint32_t> candidate_begin;
+  std::vector<const CompiledRule*> candidates;
 };
 
 // Structural equality of two expressions, fast for the integer arithmetic nodes (falls back on
