@@ -203,6 +203,11 @@ class ConstraintScope:
             leave()
 
 
+# Looked up once: these two are the per-query calls of a compiler's analyzer.
+_SIMPLIFY = ffi_func("tessel.arith.AnalyzerSimplify")
+_CAN_PROVE = ffi_func("tessel.arith.AnalyzerCanProve")
+
+
 class Analyzer:
     """Bindings, constraint facts and every integer question about expressions (mirrors
     ``tvm.arith.Analyzer``). Each Analyzer has its own state; ``clone()`` copies it deeply."""
@@ -216,7 +221,7 @@ class Analyzer:
         (those in this build) for up to ``steps`` rounds. ``expr``: a PrimExpr or a Python int
         (an int32 constant); ``steps`` an int >= 0 (the C++ side checks both: a check here cost
         more than simplifying a small expression)."""
-        return self._handle.simplify(expr, steps)
+        return _SIMPLIFY(self._handle, expr, steps)
 
     def rewrite_simplify(self, expr: Any) -> PrimExpr:
         """Only the rewrite-rule simplifier (the expression unchanged if the build has none)."""
@@ -230,7 +235,7 @@ class Analyzer:
     def can_prove(self, cond: Any, strength: str = "default") -> bool:
         """Whether the bool expression ``cond`` holds for every value the bindings and facts
         allow. ``strength`` is "default" or "symbolic_bound". False means "not proved"."""
-        return self._handle.can_prove(cond, strength)
+        return _CAN_PROVE(self._handle, cond, strength)
 
     def can_prove_equal(self, lhs: Any, rhs: Any) -> bool:
         a, b = _expr(lhs, "can_prove_equal lhs"), _expr(rhs, "can_prove_equal rhs")

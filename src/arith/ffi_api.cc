@@ -106,6 +106,21 @@ ProofStrength ParseStrength(const Any& v) {
   return ParseStrength(v.cast<tvm::ffi::String>());
 }
 
+PrimExpr PySimplify(const AnalyzerObj* self, Any e, Any steps) {
+  if (steps.type_index() != tvm::ffi::TypeIndex::kTVMFFIInt) {
+    TVM_FFI_THROW(TypeError) << "simplify: steps must be an int, got " << PythonTypeName(steps);
+  }
+  int64_t n = steps.cast<int64_t>();
+  if (n < 0) TVM_FFI_THROW(ValueError) << "simplify: steps must be >= 0, got " << n;
+  return self->analyzer->Simplify(ExprArg(e, "simplify"),
+                                  static_cast<int>(std::min<int64_t>(n, 1 << 20)));
+}
+
+bool PyCanProve(const AnalyzerObj* self, Any cond, Any strength) {
+  ProofStrength st = ParseStrength(strength);
+  return self->analyzer->CanProve(ExprArg(cond, "can_prove"), st);
+}
+
 }  // namespace
 
 TVM_FFI_STATIC_INIT_BLOCK() {
@@ -127,17 +142,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](const AnalyzerObj* self, PrimExpr e, Map<Var, Any> dom) {
              return self->analyzer->IntSet(e, ToIntSetDom(dom, "Analyzer.int_set"));
            })
-      .def("simplify",
-           [](const AnalyzerObj* self, Any e, Any steps) {
-             if (steps.type_index() != tvm::ffi::TypeIndex::kTVMFFIInt) {
-               TVM_FFI_THROW(TypeError)
-                   << "simplify: steps must be an int, got " << PythonTypeName(steps);
-             }
-             int64_t n = steps.cast<int64_t>();
-             if (n < 0) TVM_FFI_THROW(ValueError) << "simplify: steps must be >= 0, got " << n;
-             return self->analyzer->Simplify(ExprArg(e, "simplify"),
-                                             static_cast<int>(std::min<int64_t>(n, 1 << 20)));
-           })
+      .def("simplify", PySimplify)
       .def("rewrite_simplify",
            [](const AnalyzerObj* self, PrimExpr e) { return self->analyzer->RewriteSimplify(e); })
       .def("canonical_simplify",
@@ -164,11 +169,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
                    << var->name_hint << ", got " << info.GetTypeKey();
              }
            })
-      .def("can_prove",
-           [](const AnalyzerObj* self, Any cond, Any strength) {
-             ProofStrength st = ParseStrength(strength);
-             return self->analyzer->CanProve(ExprArg(cond, "can_prove"), st);
-           })
+      .def("can_prove", PyCanProve)
       .def("bind",
            [](const AnalyzerObj* self, Var var, Any value, bool allow_override) {
              if (auto r = value.try_cast<Range>()) {
@@ -192,6 +193,10 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       });
   refl::GlobalDef()
       .def("tessel.arith.CreateAnalyzer", NewAnalyzer)
+      // The Python Analyzer's simplify and can_prove call these globals (a global function call
+      // is a little cheaper than a reflected method's).
+      .def("tessel.arith.AnalyzerSimplify", PySimplify)
+      .def("tessel.arith.AnalyzerCanProve", PyCanProve)
       .def("tessel.arith.ConstIntBound",
            [](int64_t lo, int64_t hi) { return ConstIntBound(lo, hi); })
       .def("tessel.arith.ModularSet", [](int64_t c, int64_t b) { return ModularSet(c, b); })

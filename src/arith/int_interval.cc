@@ -108,12 +108,20 @@ IntInterval MulInterval(const IntInterval& a, const IntInterval& b) {
 }
 
 std::optional<IntInterval> FloorDivInterval(const IntInterval& a, const IntInterval& b) {
+  // The common case, a positive constant divisor: floor division by it is monotone.
+  if (b.is_point() && b.lo > 0 && !a.is_empty()) {
+    return IntInterval{FloorDivI128(a.lo, b.lo), FloorDivI128(a.hi, b.lo)};
+  }
   return DivOverParts(a, b, [](const IntInterval& x, const IntInterval& d) {
     return DivCorners(x, d, FloorDivI128);
   });
 }
 
 std::optional<IntInterval> TruncDivInterval(const IntInterval& a, const IntInterval& b) {
+  // A positive constant divisor: truncating division by it is monotone too.
+  if (b.is_point() && b.lo > 0 && !a.is_empty()) {
+    return IntInterval{TruncDivI128(a.lo, b.lo), TruncDivI128(a.hi, b.lo)};
+  }
   return DivOverParts(a, b, [](const IntInterval& x, const IntInterval& d) {
     return DivCorners(x, d, TruncDivI128);
   });
