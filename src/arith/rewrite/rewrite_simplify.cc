@@ -513,7 +513,6 @@ class Rewriter : public ExprMutator {
         have_sib = true;
       }
     }
-    PrimExpr exprs[3];
     for (int j = 0; j < pn.num_kids; ++j) {
       if (p[pn.kid[j]].constant) {
         bool cond_operand = pn.kind == ExprKind::kSelect && j == 0;
@@ -521,11 +520,7 @@ class Rewriter : public ExprMutator {
         if (!Build(p, pn.kid[j], m, want, wrap, &kid[j])) return false;
         DataType ct = kid[j].t.is_bool() ? kid[j].t : want;
         if (!ct.is_bool() && !wrap && !FitsInDType(ct, kid[j].c)) return false;
-        exprs[j] = MakeInt(ct, kid[j].c);
         kid[j].t = ct;
-      } else {
-        // A sub-condition decided by intervals (below) comes back as a constant.
-        exprs[j] = kid[j].is_const() ? MakeInt(kid[j].t, kid[j].c) : kid[j].expr;
       }
     }
     if (deciding_ && DecideByIntervals(pn.kind, kid, out)) return true;
@@ -544,9 +539,55 @@ class Rewriter : public ExprMutator {
         *r = FitOrFull(*r, t);
       }
       out->iv = *r;
+      if (FoldWithoutNode(k, kid, t, out)) return true;
+    }
+    PrimExpr exprs[3];
+    for (int j = 0; j < pn.num_kids; ++j) {
+      // Constants (of the pattern, or sub-conditions decided by intervals) become literals here.
+      exprs[j] = kid[j].is_const() ? MakeInt(kid[j].t, kid[j].c) : kid[j].expr;
     }
     out->expr = MakeNode(k, exprs);
     out->t = out->expr.dtype();
+    return true;
+  }
+
+  // An arithmetic node of a rule's result (or condition) that needs no IR: its operands' intervals
+  // pin its value down (`ii // 2` for ii in [0, 2) is 0), or it is an identity (x * 1, 1 * x,
+  // x + 0, 0 + x, x - 0, x // 1). Without this the node would be built, visited, matched against
+  // its rules and folded to the same answer. Sound: the intervals bound the operands' actual
+  // values (exact, or the whole dtype where a wrapping step may overflow), and the holes of a
+  // rule are pure (Post never runs on an impure subtree), so dropping one changes nothing.
+  static bool FoldWithoutNode(ExprKind k, Val* kid, DataType t, Val* out) {
+    if (!IsIntScalar(t) || kid[0].t != kid[1].t) return false;
+    if (out->iv.is_point() && FitsInDType(t, out->iv.lo)) {
+      i128 v = out->iv.lo;
+      *out = Val();
+      out->c = v;
+      out->t = t;
+      out->iv = {v, v};
+      return true;
+    }
+    auto is = [&](int j, i128 v) { return kid[j].is_const() && kid[j].c == v; };
+    int keep = -1;
+    switch (k) {
+      case ExprKind::kMul:
+        keep = is(1, 1) ? 0 : is(0, 1) ? 1 : -1;
+        break;
+      case ExprKind::kAdd:
+        keep = is(1, 0) ? 0 : is(0, 0) ? 1 : -1;
+        break;
+      case ExprKind::kSub:
+      case ExprKind::kDiv:
+      case ExprKind::kFloorDiv:
+        keep = is(1, k == ExprKind::kSub ? 0 : 1) ? 0 : -1;
+        break;
+      default:
+        break;
+    }
+    if (keep < 0) return false;
+    IntInterval iv = out->iv;
+    *out = std::move(kid[keep]);
+    out->iv = iv;
     return true;
   }
 
