@@ -523,7 +523,7 @@ class Rewriter : public ExprMutator {
         kid[j].t = ct;
       }
     }
-    if (deciding_ && DecideByIntervals(pn.kind, kid, out)) return true;
+    if (DecideByIntervals(pn.kind, kid, out)) return true;
     ExprKind k = pn.kind;
     DataType t = kid[0].t;
     if (k == ExprKind::kSelect) {
@@ -598,10 +598,10 @@ class Rewriter : public ExprMutator {
     out->iv = {v, v};
   }
 
-  // While a rule's condition is built: a comparison whose operands' exact intervals already
-  // decide it, and a logical node with a decided operand, become constants without building
-  // IR (which would then be decided from bounds anyway). Operands of a condition are built
-  // exactly (no step may wrap), so their intervals hold every value they take.
+  // A comparison whose operands' intervals already decide it, and a logical node with a decided
+  // operand, become constants without building IR (which would then be decided from bounds
+  // anyway). The intervals hold every value the operands take: a condition's operands are built
+  // exactly (no step may wrap), a result's exactly or as the whole dtype where a step may wrap.
   static bool DecideByIntervals(ExprKind k, Val* kid, Val* out) {
     if (IsCmp(k)) {
       const IntInterval &a = kid[0].iv, &b = kid[1].iv;
@@ -819,9 +819,7 @@ class Rewriter : public ExprMutator {
       if (rule.cond.defined()) {
         Val c;
         // Conditions are always evaluated exactly: a step that overflows decides nothing.
-        deciding_ = true;
         bool built = Build(rule.cond, rule.cond.root, m, t_hint, false, &c);
-        deciding_ = false;
         if (!built) return std::nullopt;
         if (c.is_const()) {
           if (c.c == 0) return std::nullopt;
@@ -839,7 +837,6 @@ class Rewriter : public ExprMutator {
       if (r.expr.dtype() != e.dtype()) return std::nullopt;
       return r.expr;
     } catch (const tvm::ffi::Error&) {
-      deciding_ = false;
       // A rule whose result is ill-typed for this match (mixed dtypes) does not apply.
       return std::nullopt;
     }
@@ -850,8 +847,6 @@ class Rewriter : public ExprMutator {
   AnalyzerExtension* transitive_;
   int steps_ = 0;
   bool impure_ = false;
-  // Set while a rule's condition is built (DecideByIntervals).
-  bool deciding_ = false;
   std::vector<PrimExpr>& facts_;
   std::vector<Done>& done_;
   std::unordered_map<const Object*, size_t>& done_index_;
