@@ -10,9 +10,10 @@
 // median, p99 and mean of those per-query times, per kind.
 //
 // --stages also times each simplify query's stages on their own (the facade's constant pass,
-// Simplify with 0 extension rounds; RewriteSimplify; CanonicalSimplify), for profiling.
+// Simplify with 0 extension rounds; RewriteSimplify; CanonicalSimplify), for profiling; --each
+// prints each query's time.
 //
-//   tessel_bench_arith [--corpus FILE] [--reps N] [--verbose] [--stages]
+//   tessel_bench_arith [--corpus FILE] [--reps N] [--verbose] [--stages] [--each]
 #include <tessel/ir/printer.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/structural_equal.h>
@@ -143,19 +144,22 @@ double TimeCall(F call, int reps) {
 int main(int argc, char** argv) {
   std::string corpus = "bench/arith/corpus.txt";
   int reps = 200;
-  bool verbose = false, stages = false;
+  bool verbose = false, stages = false, each = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--corpus" && i + 1 < argc) {
       corpus = argv[++i];
     } else if (a == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--each") {
+      each = true;
     } else if (a == "--verbose") {
       verbose = true;
     } else if (a == "--stages") {
       stages = true;
     } else {
-      std::cerr << "usage: tessel_bench_arith [--corpus FILE] [--reps N] [--verbose] [--stages]\n";
+      std::cerr << "usage: tessel_bench_arith [--corpus FILE] [--reps N] [--verbose] [--stages] "
+                   "[--each]\n";
       return 2;
     }
   }
@@ -176,6 +180,8 @@ int main(int argc, char** argv) {
         PrimExpr r;
         for (int w = 0; w < 3; ++w) r = ana.Simplify(e);
         simplify_us.push_back(TimeCall([&] { r = ana.Simplify(e); }, reps));
+        if (each)
+          std::printf("%8.2f us  line %d: %s\n", simplify_us.back(), q.line, q.expr.c_str());
         if (stages) {
           PrimExpr s;
           constant_us.push_back(TimeCall([&] { s = ana.Simplify(e, 0); }, reps));
@@ -200,6 +206,7 @@ int main(int argc, char** argv) {
         bool proved = false;
         for (int w = 0; w < 3; ++w) proved = ana.CanProve(e);
         prove_us.push_back(TimeCall([&] { proved = ana.CanProve(e); }, reps));
+        if (each) std::printf("%8.2f us  line %d: %s\n", prove_us.back(), q.line, q.expr.c_str());
         if (q.expect == 1) {
           ++true_total;
           true_proved += proved;

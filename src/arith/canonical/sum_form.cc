@@ -437,14 +437,27 @@ PrimExpr Context::ToExpr(const Sum& s) {
   // The signed minimum has no negation in a signed type: such a term stays an added product.
   const int64_t min_rep = Wrap(static_cast<i128>(1) << (bits - 1), bits);
   auto negatable = [&](int64_t v) { return v < 0 && !(t.is_int() && v == min_rep); };
+  // Printed with the largest coefficients first (ties in term order), as index arithmetic is
+  // written (`bx * 512 + ty * 16 + tx`) and as TVM prints it: such an input comes back as itself,
+  // and the stages after this one see no change.
+  support::SmallVector<int, 8> order;
+  for (size_t i = 0; i < s.terms.size(); ++i) order.push_back(static_cast<int>(i));
+  auto magnitude = [&](int i) {
+    int64_t c = s.terms[i].coeff;
+    return c < 0 ? -static_cast<i128>(c) : static_cast<i128>(c);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return magnitude(a) > magnitude(b); });
   PrimExpr e;
-  for (const Term& term : s.terms) {
+  for (int i : order) {
+    const Term& term = s.terms[i];
     if (negatable(term.coeff)) continue;
     PrimExpr x = TermExpr(term, term.coeff);
     e = e.defined() ? Add(e, x) : x;
   }
   bool constant_done = false;
-  for (const Term& term : s.terms) {
+  for (int i : order) {
+    const Term& term = s.terms[i];
     if (!negatable(term.coeff)) continue;
     if (!e.defined()) {
       // `c - x` reads better than `0 - x + c`.

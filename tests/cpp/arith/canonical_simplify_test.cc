@@ -115,10 +115,11 @@ TEST_F(CanonicalTest, TilingSplitFuse) {
   analyzer_.Bind(k, Range(0, 4));
   analyzer_.Bind(z, Range(0, 16));
   PrimExpr idx = Add(Add(Mul(i, C(i, 64)), Mul(z, C(i, 4))), k);
-  ExpectCanonical(FM(idx, 16), Add(k, Mul(FM(z, 4), C(z, 4))));
+  // Terms print with the largest coefficient first.
+  ExpectCanonical(FM(idx, 16), Add(Mul(FM(z, 4), C(z, 4)), k));
   ExpectCanonical(FD(idx, 16), Add(Mul(i, C(i, 4)), FD(z, 4)));
   ExpectCanonical(Add(Mul(FD(idx, 16), C(i, 16)), FM(idx, 16)),
-                  Add(Add(Mul(i, C(i, 64)), k), Mul(z, C(i, 4))));
+                  Add(Add(Mul(i, C(i, 64)), Mul(z, C(i, 4))), k));
 }
 
 TEST_F(CanonicalTest, FloorDivOfSums) {

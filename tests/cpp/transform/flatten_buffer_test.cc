@@ -82,7 +82,7 @@ def f(A: T.Buffer((16, 4), "float32", strides=(s, 2), elem_offset=off), B: T.Buf
                 R"(
 @T.prim_func
 def f(A: T.Buffer((16, 4), "float32", strides=(s, 2), elem_offset=off), B: T.Buffer((8,), "float32", elem_offset=off2)):
-    A_1 = T.decl_buffer((off + s * 15 + 7,), data=A.data)
+    A_1 = T.decl_buffer((s * 15 + off + 7,), data=A.data)
     B_1 = T.decl_buffer((off2 + 8,), data=B.data)
     for i in range(16):
         for j in range(4):
