@@ -54,7 +54,12 @@ class Canonicalizer : public ExprMutator {
   bool saw_impure() const { return impure_calls_ > 0; }
 
   PrimExpr VisitExpr(const PrimExpr& e) final {
-    if (IsIndexType(e.dtype()) && IsArith(KindOf(e.get()))) return ctx_.ToExpr(Canon(e));
+    if (IsIndexType(e.dtype()) && IsArith(KindOf(e.get()))) {
+      Sum s = Canon(e);
+      // Already canonical (the common case): e itself, with nothing built.
+      if (ctx_.Matches(s, e.get())) return e;
+      return ctx_.ToExpr(s);
+    }
     return ExprMutator::VisitExpr(e);
   }
 

@@ -12,6 +12,8 @@
 #include <iterator>
 #include <utility>
 
+#include "arith/rewrite/rule_table.h"
+
 namespace tessel {
 namespace arith {
 namespace canonical {
@@ -65,8 +67,7 @@ int Context::ExprAtom(const PrimExpr& expr, bool pure) {
   if (pure) {
     for (size_t i = 0; i < atoms_.size(); ++i) {
       const Atom& a = atoms_[i];
-      if (a.kind == Atom::Kind::kExpr && a.pure &&
-          (a.expr.same_as(expr) || tvm::ffi::StructuralEqual::Equal(a.expr, expr))) {
+      if (a.kind == Atom::Kind::kExpr && a.pure && rewrite::SameExpr(a.expr.get(), expr.get())) {
         return static_cast<int>(i);
       }
     }
@@ -431,15 +432,15 @@ PrimExpr Context::TermExpr(const Term& term, int64_t multiplier) {
   return e;
 }
 
-PrimExpr Context::ToExpr(const Sum& s) {
+Context::Plan Context::Spell(const Sum& s) const {
   DataType t = s.dtype;
   const int bits = t.bits();
   // The signed minimum has no negation in a signed type: such a term stays an added product.
   const int64_t min_rep = Wrap(static_cast<i128>(1) << (bits - 1), bits);
   auto negatable = [&](int64_t v) { return v < 0 && !(t.is_int() && v == min_rep); };
-  // Printed with the largest coefficients first (ties in term order), as index arithmetic is
-  // written (`bx * 512 + ty * 16 + tx`) and as TVM prints it: such an input comes back as itself,
-  // and the stages after this one see no change.
+  // The largest coefficients first (ties in term order), as index arithmetic is written
+  // (`bx * 512 + ty * 16 + tx`) and as TVM prints it: such an input comes back as itself, and
+  // the stages after this one see no change.
   support::SmallVector<int, 8> order;
   for (size_t i = 0; i < s.terms.size(); ++i) order.push_back(static_cast<int>(i));
   auto magnitude = [&](int i) {
@@ -448,35 +449,126 @@ PrimExpr Context::ToExpr(const Sum& s) {
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return magnitude(a) > magnitude(b); });
-  PrimExpr e;
+  Plan plan;
+  auto push = [&](int term, int64_t multiplier, i128 constant, bool subtract) {
+    Step::Op op = plan.empty() ? Step::kInit : subtract ? Step::kSub : Step::kAdd;
+    plan.push_back(Step{op, term, multiplier, constant});
+  };
   for (int i : order) {
-    const Term& term = s.terms[i];
-    if (negatable(term.coeff)) continue;
-    PrimExpr x = TermExpr(term, term.coeff);
-    e = e.defined() ? Add(e, x) : x;
+    if (!negatable(s.terms[i].coeff)) push(i, s.terms[i].coeff, 0, false);
   }
   bool constant_done = false;
   for (int i : order) {
-    const Term& term = s.terms[i];
-    if (!negatable(term.coeff)) continue;
-    if (!e.defined()) {
+    if (!negatable(s.terms[i].coeff)) continue;
+    if (plan.empty()) {
       // `c - x` reads better than `0 - x + c`.
       constant_done = s.constant > 0;
-      e = Imm(t, constant_done ? s.constant : 0);
+      push(-1, 0, constant_done ? s.constant : 0, false);
     }
-    e = Sub(e, TermExpr(term, -term.coeff));
+    push(i, -s.terms[i].coeff, 0, true);
   }
   if (!constant_done && s.constant != 0) {
-    if (!e.defined()) {
-      e = Imm(t, s.constant);
-    } else if (negatable(s.constant)) {
-      e = Sub(e, Imm(t, -static_cast<i128>(s.constant)));
+    if (plan.empty() || !negatable(s.constant)) {
+      push(-1, 0, s.constant, false);
     } else {
-      e = Add(e, Imm(t, s.constant));
+      push(-1, 0, -static_cast<i128>(s.constant), true);
     }
   }
-  if (!e.defined()) e = Imm(t, 0);
+  if (plan.empty()) push(-1, 0, 0, false);
+  return plan;
+}
+
+PrimExpr Context::ToExpr(const Sum& s) {
+  PrimExpr e;
+  for (const Step& step : Spell(s)) {
+    PrimExpr x = step.term >= 0 ? TermExpr(s.terms[step.term], step.multiplier)
+                                : Imm(s.dtype, step.constant);
+    if (step.op == Step::kInit) {
+      e = x;
+    } else if (step.op == Step::kAdd) {
+      e = Add(e, x);
+    } else {
+      e = Sub(e, x);
+    }
+  }
   return e;
+}
+
+namespace {
+
+// e is the constant v of dtype t, as Imm(t, v) would build it.
+bool IsImm(const PrimExprNode* e, DataType t, i128 v) {
+  const auto* imm = e->IsInstance<IntImmNode>() ? static_cast<const IntImmNode*>(e) : nullptr;
+  return imm && imm->dtype == t && imm->value == WrapToDType(t, v);
+}
+
+// e is a binary node of kind k and dtype t: its operands, else nullptr.
+template <typename Node>
+const Node* AsBinary(const PrimExprNode* e, DataType t) {
+  return e->dtype == t && e->IsInstance<Node>() ? static_cast<const Node*>(e) : nullptr;
+}
+
+}  // namespace
+
+bool Context::Matches(const Sum& s, const PrimExprNode* e) {
+  Plan plan = Spell(s);
+  DataType t = s.dtype;
+  for (size_t k = plan.size(); k-- > 0;) {
+    const Step& step = plan[k];
+    const PrimExprNode* operand = e;
+    if (step.op != Step::kInit) {
+      if (step.op == Step::kAdd) {
+        const auto* add = AsBinary<AddNode>(e, t);
+        if (!add) return false;
+        operand = add->b.get();
+        e = add->a.get();
+      } else {
+        const auto* sub = AsBinary<SubNode>(e, t);
+        if (!sub) return false;
+        operand = sub->b.get();
+        e = sub->a.get();
+      }
+    }
+    bool ok = step.term >= 0 ? MatchesTerm(s.terms[step.term], step.multiplier, t, operand)
+                             : IsImm(operand, t, step.constant);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool Context::MatchesTerm(const Term& term, int64_t multiplier, DataType t, const PrimExprNode* e) {
+  if (multiplier != 1) {
+    const auto* mul = AsBinary<MulNode>(e, t);
+    if (!mul || !IsImm(mul->b.get(), t, multiplier)) return false;
+    e = mul->a.get();
+  }
+  for (size_t i = term.atoms.size(); i-- > 1;) {
+    const auto* mul = AsBinary<MulNode>(e, t);
+    if (!mul || !MatchesAtom(term.atoms[i], mul->b.get())) return false;
+    e = mul->a.get();
+  }
+  return MatchesAtom(term.atoms[0], e);
+}
+
+bool Context::MatchesAtom(int id, const PrimExprNode* e) {
+  const Atom& atom = atoms_[id];
+  if (atom.ir.defined()) return rewrite::SameExpr(atom.ir.get(), e);
+  // A split not yet spelled: the shapes AtomExpr builds.
+  DataType t = atom.dtype;
+  if (atom.upper == 0) {
+    if (atom.lower == 1) return Matches(dividends_[atom.dividend], e);
+    const auto* div = AsBinary<FloorDivNode>(e, t);
+    return div && IsImm(div->b.get(), t, atom.lower) &&
+           Matches(dividends_[atom.dividend], div->a.get());
+  }
+  const auto* mod = AsBinary<FloorModNode>(e, t);
+  if (!mod) return false;
+  if (atom.lower == 1) {
+    return IsImm(mod->b.get(), t, atom.upper) && Matches(dividends_[atom.dividend], mod->a.get());
+  }
+  const auto* div = AsBinary<FloorDivNode>(mod->a.get(), t);
+  return div && IsImm(mod->b.get(), t, atom.upper / atom.lower) &&
+         IsImm(div->b.get(), t, atom.lower) && Matches(dividends_[atom.dividend], div->a.get());
 }
 
 }  // namespace canonical

@@ -111,12 +111,28 @@ class Context {
 
   PrimExpr ToExpr(const Sum& s);
   PrimExpr AtomExpr(int id);
+  // Whether ToExpr(s) would be structurally equal to e, decided without building it: most
+  // expressions the simplifier sees are already in canonical form.
+  bool Matches(const Sum& s, const ir::PrimExprNode* e);
 
  private:
   int CompareExpr(const PrimExpr& a, const PrimExpr& b);
   int CompareVars(const ir::VarNode* a, const ir::VarNode* b);
   int VarOrder(const ir::VarNode* v);
   PrimExpr TermExpr(const Term& term, int64_t magnitude);
+  bool MatchesTerm(const Term& term, int64_t multiplier, ir::DataType t, const ir::PrimExprNode* e);
+  bool MatchesAtom(int id, const ir::PrimExprNode* e);
+  // How ToExpr spells a sum: an initial operand, then operands added or subtracted in order. An
+  // operand is a term times a multiplier, or (term < 0) a constant. ToExpr builds it, Matches
+  // compares against it, so the two cannot disagree.
+  struct Step {
+    enum Op : uint8_t { kInit, kAdd, kSub } op;
+    int term;
+    int64_t multiplier;
+    i128 constant;
+  };
+  using Plan = support::SmallVector<Step, 8>;
+  Plan Spell(const Sum& s) const;
   int Dividend(const Sum& s);
 
   Analyzer* analyzer_;
