@@ -225,7 +225,6 @@ class Rewriter : public ExprMutator {
   Rewriter(Analyzer* analyzer, int budget, RewriteSimplifier::Scratch* scratch)
       : analyzer_(analyzer),
         budget_(budget),
-        transitive_(analyzer->FindExtension("transitive")),
         facts_(scratch->facts),
         done_(scratch->done),
         done_index_(scratch->done_index) {
@@ -715,8 +714,8 @@ class Rewriter : public ExprMutator {
       const PrimExprNode* kids[3];
       KidsOf(n, KindOf(n), kids);
       if (!kids[0]->IsInstance<IntImmNode>() && !kids[1]->IsInstance<IntImmNode>()) {
-        if (transitive_) {
-          ProofResult r = transitive_->TryProve(c, ProofStrength::kDefault);
+        if (AnalyzerExtension* transitive = Transitive()) {
+          ProofResult r = transitive->TryProve(c, ProofStrength::kDefault);
           if (r != ProofResult::kUnknown) return r;
         }
         return ScaledCompare(KindOf(n), kids[0], kids[1]);
@@ -844,7 +843,16 @@ class Rewriter : public ExprMutator {
 
   Analyzer* analyzer_;
   int budget_;
-  AnalyzerExtension* transitive_;
+  // Looked up on first use: most calls never need it, and the lookup compares names.
+  AnalyzerExtension* Transitive() {
+    if (!transitive_looked_up_) {
+      transitive_ = analyzer_->FindExtension("transitive");
+      transitive_looked_up_ = true;
+    }
+    return transitive_;
+  }
+  AnalyzerExtension* transitive_ = nullptr;
+  bool transitive_looked_up_ = false;
   int steps_ = 0;
   bool impure_ = false;
   std::vector<PrimExpr>& facts_;
