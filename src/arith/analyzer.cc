@@ -377,7 +377,9 @@ class ConstantSimplifier : public ExprMutator {
     }
   }
 
-  PrimExpr Known(const PrimExpr& e) {
+  // e by value, moved in and out: an unchanged node costs no reference-count update (an atomic
+  // operation, several per node add up to a good part of a simplification).
+  PrimExpr Known(PrimExpr e) {
     DataType t = e.dtype();
     if (!t.is_scalar() || !(t.is_int_or_uint() || t.is_bool()) || e.as<IntImmNode>()) return e;
     IntInterval b = analyzer_->const_int_bound_analyzer().Eval(e);

@@ -387,6 +387,12 @@ IntInterval ConstIntBoundAnalyzer::Eval(const PrimExpr& expr) const {
   return BoundEvaluator(impl_.get())(expr);
 }
 
+IntInterval ConstIntBoundAnalyzer::Eval(const PrimExprNode* expr) const {
+  if (!expr) TVM_FFI_THROW(ValueError) << "ConstIntBound: undefined expression";
+  if (const IntInterval* hit = impl_->cache.Find(expr, impl_->generation)) return *hit;
+  return BoundEvaluator(impl_.get())(GetRef<PrimExpr>(expr));
+}
+
 uint64_t ConstIntBoundAnalyzer::generation() const { return impl_->generation; }
 
 ConstIntBound ConstIntBoundAnalyzer::operator()(const PrimExpr& expr) const {

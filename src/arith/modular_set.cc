@@ -274,7 +274,7 @@ class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
 
   bool CanWrap(const PrimExprNode* op) {
     DataType t = op->dtype.element_of();
-    IntInterval r = state_->parent->const_int_bound_analyzer().Eval(GetRef<PrimExpr>(op));
+    IntInterval r = state_->parent->const_int_bound_analyzer().Eval(op);
     IntInterval full = DTypeRange(t);
     return r.lo <= full.lo && r.hi >= full.hi;
   }

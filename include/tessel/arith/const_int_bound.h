@@ -62,6 +62,9 @@ class ConstIntBoundAnalyzer {
   ConstIntBound operator()(const PrimExpr& expr) const;
   // The exact interval (no sentinels) of a scalar or vector expression's values.
   IntInterval Eval(const PrimExpr& expr) const;
+  // The same for a node held elsewhere: a cached answer costs no reference-count traffic (the
+  // simplifiers ask this of nearly every node they look at).
+  IntInterval Eval(const ir::PrimExprNode* expr) const;
 
   // var takes values in [min, min + extent); a Range whose end overflows is not well-formed.
   void Bind(const Var& var, const Range& range, bool allow_override = false);
