@@ -78,7 +78,7 @@ class Canonicalizer : public ExprMutator {
         return Context::Constant(t, e.as<IntImmNode>()->value);
       case ExprKind::kVar:
       case ExprKind::kSizeVar:
-        return Context::OfAtom(t, ctx_.VarAtom(GetRef<Var>(e.as<VarNode>())));
+        return Context::OfAtom(t, ctx_.VarAtom(static_cast<const VarNode*>(e.get())));
       case ExprKind::kAdd: {
         const auto* op = e.as<AddNode>();
         Sum s = Canon(op->a);

@@ -47,23 +47,23 @@ PrimExpr Imm(DataType t, i128 v) { return IntImm(t, WrapToDType(t, v)); }
 
 // ---- atoms ----
 
-int Context::VarAtom(const Var& var) {
+int Context::VarAtom(const VarNode* var) {
   for (size_t i = 0; i < atoms_.size(); ++i) {
-    if (atoms_[i].kind == Atom::Kind::kVar && atoms_[i].expr.get() == var.get()) {
+    if (atoms_[i].kind == Atom::Kind::kVar && atoms_[i].expr.get() == var) {
       return static_cast<int>(i);
     }
   }
   Atom a;
   a.kind = Atom::Kind::kVar;
-  a.dtype = var.dtype();
-  a.expr = var;
-  a.ir = var;
+  a.dtype = var->dtype;
+  a.expr = GetRef<Var>(var);
+  a.ir = a.expr;
   atoms_.push_back(std::move(a));
   return static_cast<int>(atoms_.size() - 1);
 }
 
 int Context::ExprAtom(const PrimExpr& expr, bool pure) {
-  if (const auto* v = expr.as<VarNode>()) return VarAtom(GetRef<Var>(v));
+  if (const auto* v = expr.as<VarNode>()) return VarAtom(v);
   if (pure) {
     for (size_t i = 0; i < atoms_.size(); ++i) {
       const Atom& a = atoms_[i];

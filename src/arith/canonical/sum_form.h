@@ -77,7 +77,7 @@ class Context {
   Analyzer* analyzer() const { return analyzer_; }
 
   // Atom ids. Pure atoms are interned: structurally equal expressions get the same id.
-  int VarAtom(const Var& var);
+  int VarAtom(const ir::VarNode* var);
   int ExprAtom(const PrimExpr& expr, bool pure);
   // floordiv(floormod(actual value of dividend, upper), lower); upper 0 means none.
   int SplitAtom(const Sum& dividend, int64_t lower, int64_t upper);

@@ -243,6 +243,11 @@ class Rewriter : public ExprMutator {
   int steps() const { return steps_; }
 
   PrimExpr VisitExpr(const PrimExpr& e) final {
+    // A scalar variable or constant has no rule and no operand: not worth a memo entry.
+    if (e->dtype.is_scalar() && (e->IsInstance<VarNode>() || e->IsInstance<IntImmNode>() ||
+                                 e->IsInstance<FloatImmNode>())) {
+      return e;
+    }
     if (const Done* d = FindDone(e.get())) {
       impure_ = impure_ || d->impure;
       return d->result;
