@@ -68,11 +68,7 @@ int64_t Wrap(i128 v, int bits);
 
 class Context {
  public:
-  explicit Context(Analyzer* analyzer) : analyzer_(analyzer) {
-    // Most queries meet a handful of atoms: one allocation each instead of a growth sequence.
-    atoms_.reserve(8);
-    dividends_.reserve(4);
-  }
+  explicit Context(Analyzer* analyzer) : analyzer_(analyzer) {}
 
   Analyzer* analyzer() const { return analyzer_; }
 
@@ -136,10 +132,12 @@ class Context {
   int Dividend(const Sum& s);
 
   Analyzer* analyzer_;
-  std::vector<Atom> atoms_;
-  std::vector<Sum> dividends_;
+  // Inline room for a typical query's atoms and dividends: a Context lives for one call, and
+  // two heap blocks per call were measurable.
+  support::SmallVector<Atom, 8> atoms_;
+  support::SmallVector<Sum, 4> dividends_;
   // Variables in the order the orders first met them (ties of equal names).
-  std::vector<const ir::VarNode*> var_order_;
+  support::SmallVector<const ir::VarNode*, 8> var_order_;
 };
 
 }  // namespace canonical

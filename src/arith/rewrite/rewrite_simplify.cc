@@ -203,14 +203,13 @@ struct Val {
   bool is_const() const { return !expr.defined(); }
 };
 
-// A visited node and what it became.
+// A visited node and what it became. Raw pointers: every node whose address is recorded stays
+// alive until the call ends (Scratch::keep), so an address cannot be reused by another node; and a
+// reference here would cost two atomic count updates per node (reference counting was about a
+// third of a simplification's time before it was cut down).
 struct Done {
   const Object* key;
-  PrimExpr result;
-  // The key when it is not the result (which holds it otherwise): keeps the address alive, so
-  // that it cannot be reused by another node. Each reference is an atomic count update, about a
-  // third of a simplification's time before they were cut down.
-  PrimExpr keep;
+  const PrimExprNode* result;
   bool impure;
 };
 
@@ -220,6 +219,9 @@ struct RewriteSimplifier::Scratch {
   std::vector<PrimExpr> facts;
   std::vector<Done> done;
   std::unordered_map<const Object*, size_t> done_index;
+  // Every node this call built (rule results, rebuilt parents, folded constants): with the
+  // caller's expression they hold every node a Done entry names.
+  std::vector<PrimExpr> keep;
 };
 
 namespace {
@@ -231,13 +233,15 @@ class Rewriter : public ExprMutator {
         budget_(budget),
         facts_(scratch->facts),
         done_(scratch->done),
-        done_index_(scratch->done_index) {
+        done_index_(scratch->done_index),
+        keep_(scratch->keep) {
     for (const PrimExpr& f : analyzer->facts()) AddFact(f);
   }
   ~Rewriter() override {
     facts_.clear();
     done_.clear();
     if (!done_index_.empty()) done_index_.clear();
+    keep_.clear();
   }
 
   int steps() const { return steps_; }
@@ -250,7 +254,7 @@ class Rewriter : public ExprMutator {
     }
     if (const Done* d = FindDone(e.get())) {
       impure_ = impure_ || d->impure;
-      return d->result;
+      return GetRef<PrimExpr>(d->result);
     }
     bool outer = impure_;
     impure_ = false;
@@ -258,8 +262,11 @@ class Rewriter : public ExprMutator {
     bool here = impure_ || IsImpureCall(r.get());
     if (!here) r = Post(std::move(r));
     impure_ = outer || here;
-    AddDone(e, r, here);
-    if (!r.same_as(e)) AddDone(r, r, here);
+    AddDone(e.get(), r.get(), here);
+    if (!r.same_as(e)) {
+      keep_.push_back(r);
+      AddDone(r.get(), r.get(), here);
+    }
     return r;
   }
 
@@ -277,12 +284,12 @@ class Rewriter : public ExprMutator {
     auto it = done_index_.find(key);
     return it == done_index_.end() ? nullptr : &done_[it->second];
   }
-  void AddDone(const PrimExpr& key, const PrimExpr& result, bool impure) {
-    done_.push_back(Done{key.get(), result, key.same_as(result) ? PrimExpr() : key, impure});
+  void AddDone(const Object* key, const PrimExprNode* result, bool impure) {
+    done_.push_back(Done{key, result, impure});
     if (done_.size() == kLinearDone + 1) {
       for (size_t i = 0; i < done_.size(); ++i) done_index_.emplace(done_[i].key, i);
     } else if (done_.size() > kLinearDone + 1) {
-      done_index_.emplace(key.get(), done_.size() - 1);
+      done_index_.emplace(key, done_.size() - 1);
     }
   }
   struct Match {
@@ -311,6 +318,7 @@ class Rewriter : public ExprMutator {
         std::optional<PrimExpr> next = RewriteVector(e, analyzer_);
         if (!next) return e;
         ++steps_;
+        keep_.push_back(*next);  // its operands become memo keys
         e = ExprMutator::VisitExpr(*next);
         continue;
       }
@@ -350,6 +358,7 @@ class Rewriter : public ExprMutator {
       if (!next) return e;
       ++steps_;
       // The result's operands are rewritten holes or fresh nodes: visit them, then this node.
+      keep_.push_back(*next);  // its operands become memo keys
       e = ExprMutator::VisitExpr(*next);
     }
   }
@@ -865,6 +874,7 @@ class Rewriter : public ExprMutator {
   std::vector<PrimExpr>& facts_;
   std::vector<Done>& done_;
   std::unordered_map<const Object*, size_t>& done_index_;
+  std::vector<PrimExpr>& keep_;
 };
 
 }  // namespace
