@@ -102,6 +102,13 @@ IntInterval SubInterval(const IntInterval& a, const IntInterval& b) {
 
 IntInterval MulInterval(const IntInterval& a, const IntInterval& b) {
   if (a.is_empty() || b.is_empty()) return {1, 0};
+  // A constant factor (a term's coefficient, a stride): two products, ordered by its sign.
+  if (a.is_point() || b.is_point()) {
+    const IntInterval& x = a.is_point() ? b : a;
+    i128 c = a.is_point() ? a.lo : b.lo;
+    i128 p = SatMul(x.lo, c), q = SatMul(x.hi, c);
+    return c >= 0 ? IntInterval{p, q} : IntInterval{q, p};
+  }
   i128 c0 = SatMul(a.lo, b.lo), c1 = SatMul(a.lo, b.hi), c2 = SatMul(a.hi, b.lo),
        c3 = SatMul(a.hi, b.hi);
   return {MinOf({c0, c1, c2, c3}), MaxOf({c0, c1, c2, c3})};

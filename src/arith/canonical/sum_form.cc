@@ -447,8 +447,12 @@ Context::Plan Context::Spell(const Sum& s) const {
     int64_t c = s.terms[i].coeff;
     return c < 0 ? -static_cast<i128>(c) : static_cast<i128>(c);
   };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return magnitude(a) > magnitude(b); });
+  // Insertion sort: stable, and sums have a few terms (std::stable_sort allocates a buffer).
+  for (size_t i = 1; i < order.size(); ++i) {
+    for (size_t j = i; j > 0 && magnitude(order[j]) > magnitude(order[j - 1]); --j) {
+      std::swap(order[j], order[j - 1]);
+    }
+  }
   Plan plan;
   auto push = [&](int term, int64_t multiplier, i128 constant, bool subtract) {
     Step::Op op = plan.empty() ? Step::kInit : subtract ? Step::kSub : Step::kAdd;
