@@ -310,6 +310,10 @@ std::pair<int64_t, int64_t> ModularSetAnalyzer::Eval(const PrimExpr& expr) const
   return {static_cast<int64_t>(m.coeff), static_cast<int64_t>(m.base)};
 }
 
+bool ModularSetAnalyzer::HasVarFacts() const {
+  return !impl_->bound.empty() || !impl_->scoped.empty();
+}
+
 void ModularSetAnalyzer::Update(const Var& var, const ModularSet& info, bool allow_override) {
   Mod m{info->coeff, info->base};
   auto it = impl_->bound.find(var);

@@ -43,6 +43,8 @@ class ModularSetAnalyzer {
   // Records `x % c == k` (floormod or truncmod), `x == e`, and conjunctions of these; the returned
   // function removes them again.
   std::function<void()> EnterConstraint(const PrimExpr& constraint);
+  // Whether any variable has a set of its own (from Update or a constraint scope).
+  bool HasVarFacts() const;
 
   // Opaque state (defined in the .cc file).
   struct Impl;

@@ -247,9 +247,21 @@ class Rewriter : public ExprMutator {
   int steps() const { return steps_; }
 
   PrimExpr VisitExpr(const PrimExpr& e) final {
-    // A scalar variable or constant has no rule and no operand: not worth a memo entry.
-    if (e->dtype.is_scalar() && (e->IsInstance<VarNode>() || e->IsInstance<IntImmNode>() ||
-                                 e->IsInstance<FloatImmNode>())) {
+    // A scalar variable or constant has no rule and no operand: not worth a memo entry. A variable
+    // whose value is known becomes that constant (the facade's constant pass, skipped for pure
+    // integer arithmetic, would have done it).
+    if (e->dtype.is_scalar() && (e->IsInstance<IntImmNode>() || e->IsInstance<FloatImmNode>())) {
+      return e;
+    }
+    if (e->dtype.is_scalar() && e->IsInstance<VarNode>()) {
+      DataType t = e->dtype;
+      if (!t.is_int_or_uint() && !t.is_bool()) return e;
+      IntInterval b = Bound(e.get());
+      if (b.is_point() && FitsInDType(t, b.lo)) return MakeInt(t, b.lo);
+      if (t.is_int_or_uint() && analyzer_->modular_set_analyzer().HasVarFacts()) {
+        auto [coeff, base] = analyzer_->modular_set_analyzer().Eval(e);
+        if (coeff == 0 && FitsInDType(t, base)) return MakeInt(t, base);
+      }
       return e;
     }
     if (const Done* d = FindDone(e.get())) {
