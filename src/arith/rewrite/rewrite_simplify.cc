@@ -842,6 +842,8 @@ class Rewriter : public ExprMutator {
         }
       }
     }
+    // The overflow check first: it only reads bounds, where a condition builds values.
+    if (!wrap && !NoOverflowIn(rule.before, rule.before.root, e.get())) return std::nullopt;
     try {
       if (rule.cond.defined()) {
         Val c;
@@ -854,7 +856,6 @@ class Rewriter : public ExprMutator {
           return std::nullopt;
         }
       }
-      if (!wrap && !NoOverflowIn(rule.before, rule.before.root, e.get())) return std::nullopt;
       Val r;
       if (!Build(rule.after, rule.after.root, m, e.dtype(), wrap, &r)) return std::nullopt;
       if (r.is_const()) {
