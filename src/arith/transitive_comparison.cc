@@ -492,11 +492,36 @@ class ComparisonFolder : public ExprMutator {
   std::function<ProofResult(const PrimExpr&)> decide_;
 };
 
+// Whether e holds a comparison anywhere (only those are folded; without one the folder would
+// rebuild nothing and cost a traversal).
+bool HasComparison(const PrimExpr& e) {
+  bool found = false;
+  class Finder : public ExprVisitor {
+   public:
+    explicit Finder(bool* found) : found_(found) {}
+    void VisitExpr(const PrimExpr& e) final {
+      if (*found_) return;
+      ExprKind k = KindOf(e.get());
+      if (k >= ExprKind::kEQ && k <= ExprKind::kGE) {
+        *found_ = true;
+        return;
+      }
+      ExprVisitor::VisitExpr(e);
+    }
+
+   private:
+    bool* found_;
+  } finder(&found);
+  finder(e);
+  return found;
+}
+
 }  // namespace
 
 PrimExpr TransitiveComparisonAnalyzer::Simplify(const PrimExpr& expr) {
   const Graph& g = GetGraph();
   if (g.edges.empty() && g.ne_edges.empty()) return expr;
+  if (!HasComparison(expr)) return expr;
   return ComparisonFolder([this](const PrimExpr& e) { return DecideCompare(e); })(expr);
 }
 

@@ -1,6 +1,7 @@
 // Kind lookup, and the default traversals of ExprVisitor/Mutator and StmtExprVisitor/Mutator.
 #include <tessel/ir/functor.h>
 
+#include <utility>
 #include <vector>
 
 namespace tessel {
@@ -107,14 +108,14 @@ PrimExpr ExprMutator::VisitExpr_(const SizeVarNode* op) {
 PrimExpr ExprMutator::VisitExpr_(const CastNode* op) {
   PrimExpr v = VisitExpr(op->value);
   if (v.same_as(op->value)) return GetRef<PrimExpr>(op);
-  return Cast(op->dtype, v);
+  return Cast(op->dtype, std::move(v));
 }
 #define TESSEL_X(Name)                                                     \
   PrimExpr ExprMutator::VisitExpr_(const Name##Node* op) {                 \
     PrimExpr a = VisitExpr(op->a);                                         \
     PrimExpr b = VisitExpr(op->b);                                         \
     if (a.same_as(op->a) && b.same_as(op->b)) return GetRef<PrimExpr>(op); \
-    return Name(a, b);                                                     \
+    return Name(std::move(a), std::move(b));                               \
   }
 TESSEL_FOR_EACH_BINARY_NODE(TESSEL_X)
 TESSEL_FOR_EACH_CMP_NODE(TESSEL_X)
@@ -123,7 +124,7 @@ TESSEL_FOR_EACH_LOGICAL_NODE(TESSEL_X)
 PrimExpr ExprMutator::VisitExpr_(const NotNode* op) {
   PrimExpr a = VisitExpr(op->a);
   if (a.same_as(op->a)) return GetRef<PrimExpr>(op);
-  return Not(a);
+  return Not(std::move(a));
 }
 PrimExpr ExprMutator::VisitExpr_(const SelectNode* op) {
   PrimExpr c = VisitExpr(op->condition);
@@ -132,18 +133,18 @@ PrimExpr ExprMutator::VisitExpr_(const SelectNode* op) {
   if (c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)) {
     return GetRef<PrimExpr>(op);
   }
-  return Select(c, t, f);
+  return Select(std::move(c), std::move(t), std::move(f));
 }
 PrimExpr ExprMutator::VisitExpr_(const RampNode* op) {
   PrimExpr b = VisitExpr(op->base);
   PrimExpr s = VisitExpr(op->stride);
   if (b.same_as(op->base) && s.same_as(op->stride)) return GetRef<PrimExpr>(op);
-  return Ramp(b, s, op->lanes);
+  return Ramp(std::move(b), std::move(s), op->lanes);
 }
 PrimExpr ExprMutator::VisitExpr_(const BroadcastNode* op) {
   PrimExpr v = VisitExpr(op->value);
   if (v.same_as(op->value)) return GetRef<PrimExpr>(op);
-  return Broadcast(v, op->lanes);
+  return Broadcast(std::move(v), op->lanes);
 }
 PrimExpr ExprMutator::VisitExpr_(const ShuffleNode* op) {
   Array<PrimExpr> v = VisitArray(op->vectors);
@@ -155,7 +156,7 @@ PrimExpr ExprMutator::VisitExpr_(const LetNode* op) {
   PrimExpr v = VisitExpr(op->value);
   PrimExpr b = VisitExpr(op->body);
   if (v.same_as(op->value) && b.same_as(op->body)) return GetRef<PrimExpr>(op);
-  return Let(op->var, v, b);
+  return Let(op->var, std::move(v), std::move(b));
 }
 PrimExpr ExprMutator::VisitExpr_(const BufferLoadNode* op) {
   Buffer buf = VisitBufferUse(op->buffer);

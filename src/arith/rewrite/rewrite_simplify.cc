@@ -115,19 +115,20 @@ bool rewrite::SameExpr(const PrimExprNode* a, const PrimExprNode* b) {
 
 namespace {
 
-PrimExpr MakeNode(ExprKind k, const PrimExpr* kid) {
+// Consumes kid (moved into the node).
+PrimExpr MakeNode(ExprKind k, PrimExpr* kid) {
   switch (k) {
 #define TESSEL_X(Name)    \
   case ExprKind::k##Name: \
-    return Name(kid[0], kid[1]);
+    return Name(std::move(kid[0]), std::move(kid[1]));
     TESSEL_FOR_EACH_BINARY_NODE(TESSEL_X)
     TESSEL_FOR_EACH_CMP_NODE(TESSEL_X)
     TESSEL_FOR_EACH_LOGICAL_NODE(TESSEL_X)
 #undef TESSEL_X
     case ExprKind::kNot:
-      return Not(kid[0]);
+      return Not(std::move(kid[0]));
     case ExprKind::kSelect:
-      return Select(kid[0], kid[1], kid[2]);
+      return Select(std::move(kid[0]), std::move(kid[1]), std::move(kid[2]));
     default:
       TVM_FFI_THROW(InternalError) << "rewrite: cannot build node kind " << static_cast<int>(k);
   }
@@ -571,7 +572,7 @@ class Rewriter : public ExprMutator {
     PrimExpr exprs[3];
     for (int j = 0; j < pn.num_kids; ++j) {
       // Constants (of the pattern, or sub-conditions decided by intervals) become literals here.
-      exprs[j] = kid[j].is_const() ? MakeInt(kid[j].t, kid[j].c) : kid[j].expr;
+      exprs[j] = kid[j].is_const() ? MakeInt(kid[j].t, kid[j].c) : std::move(kid[j].expr);
     }
     out->expr = MakeNode(k, exprs);
     out->t = out->expr.dtype();
