@@ -360,7 +360,8 @@ class Rewriter : public ExprMutator {
       std::optional<PrimExpr> next;
       ExprKind kid_kind[3] = {ExprKind::kUnknown, ExprKind::kUnknown, ExprKind::kUnknown};
       for (int j = 0; j < nk; ++j) kid_kind[j] = KindOf(kids[j]);
-      RuleTable::Span cands = GetRuleTable().Candidates(k, kid_kind[0], kid_kind[1]);
+      RuleTable::Span cands = GetRuleTable().Candidates(k, kid_kind[0], kids[0], kid_kind[1],
+                                                        nk > 1 ? kids[1] : nullptr);
       for (const CompiledRule* const* it = cands.begin; it != cands.end; ++it) {
         const CompiledRule* rule = *it;
         ExprKind want = rule->kid_kind[2];

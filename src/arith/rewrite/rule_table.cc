@@ -190,22 +190,34 @@ void BuildCandidates(RuleTable* t) {
   for (const CompiledRule& r : t->rules) {
     for (ExprKind want : r.kid_kind) {
       int w = static_cast<int>(want);
-      if (want != ExprKind::kUnknown && t->kid_class[w] == 0) t->kid_class[w] = t->num_classes++;
+      if (want == ExprKind::kUnknown || want == ExprKind::kIntImm || t->kid_class[w] != 0) continue;
+      t->kid_class[w] = t->num_classes++;
     }
   }
+  for (uint8_t& c : t->imm_class) c = t->num_classes++;
+  t->kid_class[static_cast<int>(ExprKind::kIntImm)] = t->imm_class[3];
   const int c = t->num_classes;
-  t->candidate_begin.reserve(static_cast<size_t>(kNumExprKinds) * c * c + 1);
-  auto accepts = [t](ExprKind want, int cls) {
-    return want == ExprKind::kUnknown || t->kid_class[static_cast<int>(want)] == cls;
+  // Whether operand j of rule r can be of class cls.
+  auto accepts = [t](const CompiledRule& r, int j, int cls) {
+    ExprKind want = r.kid_kind[j];
+    if (want == ExprKind::kUnknown) return true;
+    if (want != ExprKind::kIntImm) return t->kid_class[static_cast<int>(want)] == cls;
+    const PatNode& kid = r.before[r.before[r.before.root].kid[j]];
+    if (kid.kind != ExprKind::kIntImm) {  // a constant hole: any value
+      for (uint8_t ic : t->imm_class) {
+        if (ic == cls) return true;
+      }
+      return false;
+    }
+    return t->imm_class[RuleTable::ImmSlot(kid.value)] == cls;
   };
+  t->candidate_begin.reserve(static_cast<size_t>(kNumExprKinds) * c * c + 1);
   for (int root = 0; root < kNumExprKinds; ++root) {
     for (int c0 = 0; c0 < c; ++c0) {
       for (int c1 = 0; c1 < c; ++c1) {
         t->candidate_begin.push_back(static_cast<uint32_t>(t->candidates.size()));
         for (const CompiledRule* r : t->by_kind[root]) {
-          if (accepts(r->kid_kind[0], c0) && accepts(r->kid_kind[1], c1)) {
-            t->candidates.push_back(r);
-          }
+          if (accepts(*r, 0, c0) && accepts(*r, 1, c1)) t->candidates.push_back(r);
         }
       }
     }

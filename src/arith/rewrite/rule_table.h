@@ -56,21 +56,33 @@ struct RuleTable {
   // Rules whose `before` has this root kind, in table order.
   std::vector<const CompiledRule*> by_kind[kNumExprKinds];
 
-  // The rules that can match a node of kind root whose first two operands have kinds k0 and k1
-  // (a subset of by_kind[root], in table order; the third operand is not indexed). Most nodes
-  // have a handful of candidates out of dozens of rules for their root kind.
+  // The rules that can match a node of kind root whose first two operands are n0 and n1, of kinds
+  // k0 and k1 (a subset of by_kind[root], in table order; the third operand is not indexed): an
+  // operand kind a rule needs, or for a constant operand its value when a rule names one
+  // (`x * 1`, `x % -1`, `x + 0`). Most nodes have a handful of candidates out of dozens.
   struct Span {
     const CompiledRule* const* begin;
     const CompiledRule* const* end;
   };
-  Span Candidates(ir::ExprKind root, ir::ExprKind k0, ir::ExprKind k1) const {
-    size_t i =
-        (static_cast<size_t>(root) * num_classes + kid_class[static_cast<int>(k0)]) * num_classes +
-        kid_class[static_cast<int>(k1)];
+  Span Candidates(ir::ExprKind root, ir::ExprKind k0, const ir::PrimExprNode* n0, ir::ExprKind k1,
+                  const ir::PrimExprNode* n1) const {
+    size_t i = (static_cast<size_t>(root) * num_classes + KidClass(k0, n0)) * num_classes +
+               KidClass(k1, n1);
     return {candidates.data() + candidate_begin[i], candidates.data() + candidate_begin[i + 1]};
   }
-  // Operand kinds that some rule asks for get classes 1..num_classes-1; every other kind is 0.
+  // An operand's class: by kind (0 for kinds no rule asks for), and for a constant by value.
+  int KidClass(ir::ExprKind k, const ir::PrimExprNode* n) const {
+    if (k != ir::ExprKind::kIntImm) return kid_class[static_cast<int>(k)];
+    const auto* imm = static_cast<const ir::IntImmNode*>(n);
+    // A uint64 constant stored as a negative representative is a large value: "other".
+    bool large = imm->dtype.is_uint() && imm->value < 0;
+    return imm_class[large ? 3 : ImmSlot(imm->value)];
+  }
+  // 0, 1, -1 and any other value.
+  static int ImmSlot(int64_t v) { return v == 0 ? 0 : v == 1 ? 1 : v == -1 ? 2 : 3; }
+
   uint8_t kid_class[kNumExprKinds] = {};
+  uint8_t imm_class[4] = {};
   int num_classes = 1;
   std::vector<uint32_t> candidate_begin;
   std::vector<const CompiledRule*> candidates;
