@@ -197,11 +197,16 @@ bool IsDivision(ExprKind k) {
 
 // A built piece of a rule's result or condition.
 struct Val {
-  PrimExpr expr;  // undefined for a constant
+  // The value's node, null for a constant. A matched hole is named without a reference (it lives
+  // in the expression being rewritten, and most built values are only compared by their
+  // intervals); a built node is held in `owned`.
+  const PrimExprNode* node = nullptr;
+  PrimExpr owned;
   i128 c = 0;
   DataType t;
   IntInterval iv{0, 0};
-  bool is_const() const { return !expr.defined(); }
+  bool is_const() const { return node == nullptr; }
+  PrimExpr Take() { return owned.defined() ? std::move(owned) : GetRef<PrimExpr>(node); }
 };
 
 // A visited node and what it became. Raw pointers: every node whose address is recorded stays
@@ -524,8 +529,8 @@ class Rewriter : public ExprMutator {
       return true;
     }
     if (pn.kind == ExprKind::kVar) {
-      out->expr = GetRef<PrimExpr>(m.hole[pn.hole]);
-      out->t = out->expr.dtype();
+      out->node = m.hole[pn.hole];
+      out->t = out->node->dtype;
       out->iv = Bound(m.hole[pn.hole]);
       return true;
     }
@@ -573,10 +578,11 @@ class Rewriter : public ExprMutator {
     PrimExpr exprs[3];
     for (int j = 0; j < pn.num_kids; ++j) {
       // Constants (of the pattern, or sub-conditions decided by intervals) become literals here.
-      exprs[j] = kid[j].is_const() ? MakeInt(kid[j].t, kid[j].c) : std::move(kid[j].expr);
+      exprs[j] = kid[j].is_const() ? MakeInt(kid[j].t, kid[j].c) : kid[j].Take();
     }
-    out->expr = MakeNode(k, exprs);
-    out->t = out->expr.dtype();
+    out->owned = MakeNode(k, exprs);
+    out->node = out->owned.get();
+    out->t = out->node->dtype;
     return true;
   }
 
@@ -854,7 +860,7 @@ class Rewriter : public ExprMutator {
         if (!built) return std::nullopt;
         if (c.is_const()) {
           if (c.c == 0) return std::nullopt;
-        } else if (Decide(c.expr) != ProofResult::kProved) {
+        } else if (Decide(c.Take()) != ProofResult::kProved) {
           return std::nullopt;
         }
       }
@@ -864,8 +870,8 @@ class Rewriter : public ExprMutator {
         if (!e.dtype().is_bool() && !wrap && !FitsInDType(e.dtype(), r.c)) return std::nullopt;
         return MakeInt(e.dtype(), e.dtype().is_bool() ? r.c : Wrap(e.dtype(), r.c));
       }
-      if (r.expr.dtype() != e.dtype()) return std::nullopt;
-      return r.expr;
+      if (r.t != e.dtype()) return std::nullopt;
+      return r.Take();
     } catch (const tvm::ffi::Error&) {
       // A rule whose result is ill-typed for this match (mixed dtypes) does not apply.
       return std::nullopt;
