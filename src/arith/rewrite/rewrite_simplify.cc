@@ -541,6 +541,13 @@ class Rewriter : public ExprMutator {
     for (int j = 0; j < pn.num_kids; ++j) {
       if (p[pn.kid[j]].constant) continue;
       if (!Build(p, pn.kid[j], m, t_hint, wrap, &kid[j])) return false;
+      // `a and b` with a decided false (or `a or b` with a true) needs no b: most conditions
+      // (`x >= 0 and x < y`) are settled by their first part.
+      if ((pn.kind == ExprKind::kAnd || pn.kind == ExprKind::kOr) && kid[j].is_const() &&
+          (kid[j].c != 0) == (pn.kind == ExprKind::kOr)) {
+        SetBool(out, pn.kind == ExprKind::kOr);
+        return true;
+      }
       bool operand_typed = pn.kind != ExprKind::kSelect || j > 0;
       if (!have_sib && operand_typed) {
         sib = kid[j].t;
