@@ -88,14 +88,19 @@ void ExprVisitor::VisitExpr_(const CallNode* op) {
 
 // ---- ExprMutator ----
 Array<PrimExpr> ExprMutator::VisitArray(const Array<PrimExpr>& arr) {
-  Array<PrimExpr> out;
-  bool changed = false;
-  for (const PrimExpr& e : arr) {
-    PrimExpr n = VisitExpr(e);
-    changed = changed || !n.same_as(e);
-    out.push_back(n);
+  // A new array only from the first changed element on: most visits change nothing.
+  const size_t n = arr.size();
+  for (size_t i = 0; i < n; ++i) {
+    PrimExpr v = VisitExpr(arr[i]);
+    if (v.same_as(arr[i])) continue;
+    Array<PrimExpr> out;
+    out.reserve(n);
+    for (size_t j = 0; j < i; ++j) out.push_back(arr[j]);
+    out.push_back(std::move(v));
+    for (size_t j = i + 1; j < n; ++j) out.push_back(VisitExpr(arr[j]));
+    return out;
   }
-  return changed ? out : arr;
+  return arr;
 }
 
 PrimExpr ExprMutator::VisitExpr_(const IntImmNode* op) { return GetRef<PrimExpr>(op); }
