@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <new>
@@ -33,18 +34,14 @@ class SmallVector {
     reserve(init.size());
     for (const T& v : init) push_back(v);
   }
-  SmallVector(const SmallVector& other) {
-    reserve(other.size_);
-    for (const T& v : other) push_back(v);
-  }
+  SmallVector(const SmallVector& other) { CopyFrom(other); }
   SmallVector(SmallVector&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
     MoveFrom(std::move(other));
   }
   SmallVector& operator=(const SmallVector& other) {
     if (this != &other) {
       clear();
-      reserve(other.size_);
-      for (const T& v : other) push_back(v);
+      CopyFrom(other);
     }
     return *this;
   }
@@ -126,11 +123,29 @@ class SmallVector {
   T* Inline() { return reinterpret_cast<T*>(inline_); }
   bool OnHeap() const { return data_ != reinterpret_cast<const T*>(inline_); }
 
+  // Trivially copyable elements (constants, atom ids, terms) move as bytes.
+  static constexpr bool kTrivial = std::is_trivially_copyable_v<T>;
+
+  // Precondition: this is empty.
+  void CopyFrom(const SmallVector& other) {
+    reserve(other.size_);
+    if constexpr (kTrivial) {
+      if (other.size_) std::memcpy(static_cast<void*>(data_), other.data_, other.size_ * sizeof(T));
+      size_ = other.size_;
+    } else {
+      for (const T& v : other) push_back(v);
+    }
+  }
+
   void Grow(size_t n) {
     T* fresh = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(alignof(T))));
-    for (size_t i = 0; i < size_; ++i) {
-      ::new (static_cast<void*>(fresh + i)) T(std::move(data_[i]));
-      data_[i].~T();
+    if constexpr (kTrivial) {
+      if (size_) std::memcpy(static_cast<void*>(fresh), data_, size_ * sizeof(T));
+    } else {
+      for (size_t i = 0; i < size_; ++i) {
+        ::new (static_cast<void*>(fresh + i)) T(std::move(data_[i]));
+        data_[i].~T();
+      }
     }
     FreeHeap();
     data_ = fresh;
@@ -152,8 +167,12 @@ class SmallVector {
       other.size_ = 0;
       return;
     }
-    for (size_t i = 0; i < other.size_; ++i) {
-      ::new (static_cast<void*>(data_ + i)) T(std::move(other.data_[i]));
+    if constexpr (kTrivial) {
+      if (other.size_) std::memcpy(static_cast<void*>(data_), other.data_, other.size_ * sizeof(T));
+    } else {
+      for (size_t i = 0; i < other.size_; ++i) {
+        ::new (static_cast<void*>(data_ + i)) T(std::move(other.data_[i]));
+      }
     }
     size_ = other.size_;
     other.clear();

@@ -19,6 +19,7 @@
 #include <tessel/arith/int_interval.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -28,10 +29,46 @@ namespace tessel {
 namespace arith {
 namespace canonical {
 
+// Thrown when a sum grows past CanonicalSimplifier::kMaxTerms, or a product past
+// AtomList::kMax atoms; the simplifier then gives up (returns its input).
+struct TooManyTerms {};
+
+// A term's atom ids, in ascending atom order (repeated ids are powers). Fixed storage keeps a
+// Term trivially copyable: sums are built and copied a few times per node.
+class AtomList {
+ public:
+  static constexpr int kMax = 6;
+  using value_type = int;
+  AtomList() = default;
+  AtomList(std::initializer_list<int> ids) {
+    for (int id : ids) push_back(id);
+  }
+  size_t size() const { return n_; }
+  const int* begin() const { return ids_; }
+  const int* end() const { return ids_ + n_; }
+  int operator[](size_t i) const { return ids_[i]; }
+  void reserve(size_t) {}
+  void push_back(int id) {
+    if (n_ == kMax) throw TooManyTerms{};
+    ids_[n_++] = id;
+  }
+  friend bool operator==(const AtomList& a, const AtomList& b) {
+    if (a.n_ != b.n_) return false;
+    for (int i = 0; i < a.n_; ++i) {
+      if (a.ids_[i] != b.ids_[i]) return false;
+    }
+    return true;
+  }
+  friend bool operator!=(const AtomList& a, const AtomList& b) { return !(a == b); }
+
+ private:
+  int ids_[kMax];
+  uint8_t n_ = 0;
+};
+
 struct Term {
   int64_t coeff;
-  // Atom ids, in ascending atom order (a product; repeated ids are powers).
-  support::SmallVector<int, 4> atoms;
+  AtomList atoms;
 };
 
 struct Sum {
@@ -59,9 +96,6 @@ struct Atom {
   std::optional<IntInterval> bound;
   PrimExpr ir;
 };
-
-// Thrown when a sum grows past CanonicalSimplifier::kMaxTerms; the simplifier then gives up.
-struct TooManyTerms {};
 
 // The signed representative of v modulo 2^bits.
 int64_t Wrap(i128 v, int bits);

@@ -85,6 +85,35 @@ TEST(SmallVector, RandomOperationsMatchStdVector) {
   EXPECT_EQ(token.use_count(), 1);
 }
 
+// Trivially copyable elements take the byte-copy paths (copy, growth, move from inline storage).
+TEST(SmallVector, TrivialElementsCopyAndMoveAsBytes) {
+  std::mt19937 rng(3);
+  for (int round = 0; round < 200; ++round) {
+    SmallVector<int64_t, 3> v;
+    std::vector<int64_t> ref;
+    int n = static_cast<int>(rng() % 9);
+    for (int i = 0; i < n; ++i) {
+      int64_t x = static_cast<int64_t>(rng());
+      v.push_back(x);
+      ref.push_back(x);
+    }
+    SmallVector<int64_t, 3> copy = v;
+    ASSERT_EQ(Contents(copy), ref);
+    SmallVector<int64_t, 3> assigned;
+    assigned.push_back(-1);
+    assigned = v;
+    ASSERT_EQ(Contents(assigned), ref);
+    SmallVector<int64_t, 3> moved = std::move(copy);
+    ASSERT_EQ(Contents(moved), ref);
+    EXPECT_TRUE(copy.empty());
+    if (!ref.empty()) {
+      moved.erase(moved.begin());
+      ref.erase(ref.begin());
+      ASSERT_EQ(Contents(moved), ref);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace support
 }  // namespace tessel
