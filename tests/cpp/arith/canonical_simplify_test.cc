@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "eval.h"
 
@@ -293,6 +294,33 @@ TEST_F(CanonicalRegression, UnsignedRemainderConstantPastSignedRange) {
   analyzer_.Bind(j, Range(U32(2999551600LL), U32(299852077)));
   ExpectSameValue(FloorDiv(FloorMod(Sub(j, U32(1)), U32(2952790016LL)), U32(22)),
                   {{j.get(), 3147208667LL}});
+}
+
+}  // namespace
+}  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// A product of up to AtomList::kMax (6) atoms is a term; a longer one makes the canonical
+// simplifier give up on the expression (the input comes back as itself), like a sum past
+// kMaxTerms terms.
+TEST(CanonicalLimits, ProductsOfMoreThanSixAtomsAreLeftAlone) {
+  using namespace ir;     // NOLINT(build/namespaces)
+  using namespace arith;  // NOLINT(build/namespaces)
+  Analyzer analyzer;
+  std::vector<Var> v;
+  for (int i = 0; i < 7; ++i) v.push_back(Var("v" + std::to_string(i)));
+  auto product = [&](int n) {
+    PrimExpr p = v[0];
+    for (int i = 1; i < n; ++i) p = Mul(p, v[i]);
+    return p;
+  };
+  PrimExpr six = Sub(Add(product(6), v[0]), v[0]);
+  EXPECT_TRUE(tvm::ffi::StructuralEqual::Equal(analyzer.CanonicalSimplify(six), product(6)))
+      << AsText(analyzer.CanonicalSimplify(six));
+  PrimExpr seven = Sub(Add(product(7), v[0]), v[0]);
+  EXPECT_TRUE(analyzer.CanonicalSimplify(seven).same_as(seven));
 }
 
 }  // namespace
