@@ -8,7 +8,7 @@ namespace tessel {
 namespace arith {
 namespace {
 
-i128 Clamp(i128 v) { return std::max(-kIntervalInf, std::min(kIntervalInf, v)); }
+using detail::Clamp;
 
 i128 MinOf(std::initializer_list<i128> xs) { return *std::min_element(xs.begin(), xs.end()); }
 i128 MaxOf(std::initializer_list<i128> xs) { return *std::max_element(xs.begin(), xs.end()); }
@@ -54,50 +54,10 @@ std::optional<IntInterval> DivOverParts(const IntInterval& a, const IntInterval&
 
 }  // namespace
 
-IntInterval DTypeRange(ir::DataType t) {
-  if (t.is_bool()) return {0, 1};
-  if (t.is_uint()) {
-    return {0, t.bits() >= 64 ? (static_cast<i128>(1) << 64) - 1
-                              : (static_cast<i128>(1) << t.bits()) - 1};
-  }
-  if (t.is_int()) return {t.min_int(), t.max_int()};
-  return {-kIntervalInf, kIntervalInf};
-}
-
-bool FitsIn(const IntInterval& x, ir::DataType t) {
-  if (x.is_empty()) return true;
-  IntInterval r = DTypeRange(t);
-  return x.lo >= r.lo && x.hi <= r.hi;
-}
-
-IntInterval FitOrFull(const IntInterval& x, ir::DataType t) {
-  return FitsIn(x, t) ? x : DTypeRange(t);
-}
-
-IntInterval Intersect(const IntInterval& a, const IntInterval& b) {
-  return {std::max(a.lo, b.lo), std::min(a.hi, b.hi)};
-}
-
-IntInterval Union(const IntInterval& a, const IntInterval& b) {
-  if (a.is_empty()) return b;
-  if (b.is_empty()) return a;
-  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
-}
-
 i128 SatMul(i128 a, i128 b) {
   i128 r;
   if (__builtin_mul_overflow(a, b, &r)) return ((a < 0) != (b < 0)) ? -kIntervalInf : kIntervalInf;
   return Clamp(r);
-}
-
-IntInterval AddInterval(const IntInterval& a, const IntInterval& b) {
-  if (a.is_empty() || b.is_empty()) return {1, 0};
-  return {Clamp(a.lo + b.lo), Clamp(a.hi + b.hi)};
-}
-
-IntInterval SubInterval(const IntInterval& a, const IntInterval& b) {
-  if (a.is_empty() || b.is_empty()) return {1, 0};
-  return {Clamp(a.lo - b.hi), Clamp(a.hi - b.lo)};
 }
 
 IntInterval MulInterval(const IntInterval& a, const IntInterval& b) {

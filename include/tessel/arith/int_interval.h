@@ -29,15 +29,37 @@ struct IntInterval {
   bool contains(i128 v) const { return lo <= v && v <= hi; }
 };
 
+// The small operations are inline: the simplifiers apply them to nearly every node they see.
+
 // The values of a scalar dtype: [min, max] for integers (uint64 up to 2^64 - 1, bool [0, 1]),
 // [-kIntervalInf, kIntervalInf] for floats and handles.
-IntInterval DTypeRange(ir::DataType t);
-bool FitsIn(const IntInterval& x, ir::DataType t);
+inline IntInterval DTypeRange(ir::DataType t) {
+  if (t.is_bool()) return {0, 1};
+  if (t.is_uint()) {
+    return {0, t.bits() >= 64 ? (static_cast<i128>(1) << 64) - 1
+                              : (static_cast<i128>(1) << t.bits()) - 1};
+  }
+  if (t.is_int()) return {t.min_int(), t.max_int()};
+  return {-kIntervalInf, kIntervalInf};
+}
+inline bool FitsIn(const IntInterval& x, ir::DataType t) {
+  if (x.is_empty()) return true;
+  IntInterval r = DTypeRange(t);
+  return x.lo >= r.lo && x.hi <= r.hi;
+}
 // x when it fits in t, else t's whole range: the result of an operation whose exact value is x
 // and which wraps modulo 2^bits on overflow.
-IntInterval FitOrFull(const IntInterval& x, ir::DataType t);
-IntInterval Intersect(const IntInterval& a, const IntInterval& b);
-IntInterval Union(const IntInterval& a, const IntInterval& b);
+inline IntInterval FitOrFull(const IntInterval& x, ir::DataType t) {
+  return FitsIn(x, t) ? x : DTypeRange(t);
+}
+inline IntInterval Intersect(const IntInterval& a, const IntInterval& b) {
+  return {a.lo > b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi};
+}
+inline IntInterval Union(const IntInterval& a, const IntInterval& b) {
+  if (a.is_empty()) return b;
+  if (b.is_empty()) return a;
+  return {a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+}
 
 i128 SatMul(i128 a, i128 b);
 
@@ -75,8 +97,19 @@ inline i128 GcdI128(i128 a, i128 b) {
   return a;
 }
 
-IntInterval AddInterval(const IntInterval& a, const IntInterval& b);
-IntInterval SubInterval(const IntInterval& a, const IntInterval& b);
+namespace detail {
+inline i128 Clamp(i128 v) {
+  return v < -kIntervalInf ? -kIntervalInf : v > kIntervalInf ? kIntervalInf : v;
+}
+}  // namespace detail
+inline IntInterval AddInterval(const IntInterval& a, const IntInterval& b) {
+  if (a.is_empty() || b.is_empty()) return {1, 0};
+  return {detail::Clamp(a.lo + b.lo), detail::Clamp(a.hi + b.hi)};
+}
+inline IntInterval SubInterval(const IntInterval& a, const IntInterval& b) {
+  if (a.is_empty() || b.is_empty()) return {1, 0};
+  return {detail::Clamp(a.lo - b.hi), detail::Clamp(a.hi - b.lo)};
+}
 IntInterval MulInterval(const IntInterval& a, const IntInterval& b);
 // Quotients and remainders over every non-zero divisor in b; nullopt when b is exactly {0}
 // (always a division by zero: nothing is known).
