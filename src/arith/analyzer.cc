@@ -7,7 +7,10 @@
 #include <tvm/ffi/extra/structural_equal.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
+
+#include "arith/expr_walk.h"
 
 namespace tessel {
 namespace arith {
@@ -403,30 +406,21 @@ class ConstantSimplifier : public ExprMutator {
 // all of which the rewriter folds itself (constant operands, bounds that pin a value down,
 // variables bound to a value). Floats, vectors, casts, calls, lets and loads go through it.
 bool NeedsConstantPass(const PrimExprNode* e) {
-  DataType t = e->dtype;
-  if (!t.is_scalar() || !(t.is_int_or_uint() || t.is_bool())) return true;
-  switch (KindOf(e)) {
-    case ExprKind::kIntImm:
-    case ExprKind::kVar:
-    case ExprKind::kSizeVar:
-      return false;
-#define TESSEL_X(Name)                                                       \
-  case ExprKind::k##Name: {                                                  \
-    const auto* op = static_cast<const Name##Node*>(e);                      \
-    return NeedsConstantPass(op->a.get()) || NeedsConstantPass(op->b.get()); \
-  }
-      TESSEL_FOR_EACH_BINARY_NODE(TESSEL_X)
-      TESSEL_FOR_EACH_CMP_NODE(TESSEL_X)
-      TESSEL_FOR_EACH_LOGICAL_NODE(TESSEL_X)
-#undef TESSEL_X
-    case ExprKind::kSelect: {
-      const auto* op = static_cast<const SelectNode*>(e);
-      return NeedsConstantPass(op->condition.get()) || NeedsConstantPass(op->true_value.get()) ||
-             NeedsConstantPass(op->false_value.get());
+  return AnyNode(e, [](const PrimExprNode* n) -> std::optional<bool> {
+    DataType t = n->dtype;
+    if (!t.is_scalar() || !(t.is_int_or_uint() || t.is_bool())) return true;
+    switch (KindOf(n)) {
+      case ExprKind::kIntImm:
+      case ExprKind::kVar:
+      case ExprKind::kSizeVar:
+        return false;
+      case ExprKind::kNot:
+      case ExprKind::kCast:
+        return true;
+      default:
+        return std::nullopt;  // operands of arithmetic, comparisons, logic, select; else yes
     }
-    default:
-      return true;
-  }
+  });
 }
 
 }  // namespace

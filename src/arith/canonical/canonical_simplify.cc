@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "arith/canonical/sum_form.h"
+#include "arith/expr_walk.h"
 #include "arith/rewrite/rule_table.h"
 
 namespace tessel {
@@ -367,36 +368,19 @@ class Canonicalizer : public ExprMutator {
 // rebuilds everything else from its children): without one it would return e as it is. Node
 // kinds not listed here count as "may hold one".
 bool HasIndexArith(const PrimExprNode* e) {
-  ExprKind k = KindOf(e);
-  if (IsArith(k)) return true;
-  switch (k) {
-    case ExprKind::kIntImm:
-    case ExprKind::kFloatImm:
-    case ExprKind::kVar:
-    case ExprKind::kSizeVar:
-      return false;
-#define TESSEL_X(Name)                                               \
-  case ExprKind::k##Name: {                                          \
-    const auto* op = static_cast<const Name##Node*>(e);              \
-    return HasIndexArith(op->a.get()) || HasIndexArith(op->b.get()); \
-  }
-      TESSEL_X(Min)
-      TESSEL_X(Max)
-      TESSEL_FOR_EACH_CMP_NODE(TESSEL_X)
-      TESSEL_FOR_EACH_LOGICAL_NODE(TESSEL_X)
-#undef TESSEL_X
-    case ExprKind::kNot:
-      return HasIndexArith(static_cast<const NotNode*>(e)->a.get());
-    case ExprKind::kCast:
-      return HasIndexArith(static_cast<const CastNode*>(e)->value.get());
-    case ExprKind::kSelect: {
-      const auto* op = static_cast<const SelectNode*>(e);
-      return HasIndexArith(op->condition.get()) || HasIndexArith(op->true_value.get()) ||
-             HasIndexArith(op->false_value.get());
+  return AnyNode(e, [](const PrimExprNode* n) -> std::optional<bool> {
+    ExprKind k = KindOf(n);
+    if (IsArith(k)) return true;
+    switch (k) {
+      case ExprKind::kIntImm:
+      case ExprKind::kFloatImm:
+      case ExprKind::kVar:
+      case ExprKind::kSizeVar:
+        return false;
+      default:
+        return std::nullopt;  // operands of min/max, comparisons, logic, not, cast, select
     }
-    default:
-      return true;
-  }
+  });
 }
 
 }  // namespace
