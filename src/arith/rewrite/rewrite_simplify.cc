@@ -205,7 +205,10 @@ struct Val {
   i128 c = 0;
   DataType t;
   IntInterval iv{0, 0};
-  bool is_const() const { return node == nullptr; }
+  // Only while a rule's condition is built: a part that Decide could not prove either (no node,
+  // no constant).
+  bool unprovable = false;
+  bool is_const() const { return node == nullptr && !unprovable; }
   PrimExpr Take() { return owned.defined() ? std::move(owned) : GetRef<PrimExpr>(node); }
 };
 
@@ -565,6 +568,7 @@ class Rewriter : public ExprMutator {
       }
     }
     if (DecideByIntervals(pn.kind, kid, out)) return true;
+    if (building_cond_ && Unprovable(pn.kind, pn.num_kids, kid, out)) return true;
     ExprKind k = pn.kind;
     DataType t = kid[0].t;
     if (k == ExprKind::kSelect) {
@@ -630,6 +634,31 @@ class Rewriter : public ExprMutator {
     IntInterval iv = out->iv;
     *out = std::move(kid[keep]);
     out->iv = iv;
+    return true;
+  }
+
+  // While a condition is built, a part the intervals left open that Decide could not prove
+  // either is marked instead of built: an order comparison with a constant side (Decide would
+  // only ask the same bounds again, or find the very comparison among the facts, when there are
+  // none), and what such a part makes unprovable (an `and` or `not` of it; an `or` is left with
+  // its other operand). Most conditions tried on index expressions over unbounded variables
+  // (`x >= 0 and x < y` for `i % 8`) end here without building IR.
+  bool Unprovable(ExprKind k, int nk, Val* kid, Val* out) const {
+    bool any = false;
+    for (int j = 0; j < nk; ++j) any = any || kid[j].unprovable;
+    if (k == ExprKind::kOr && any && !(kid[0].unprovable && kid[1].unprovable)) {
+      *out = std::move(kid[kid[0].unprovable ? 1 : 0]);
+      return true;
+    }
+    bool order =
+        k == ExprKind::kLT || k == ExprKind::kLE || k == ExprKind::kGT || k == ExprKind::kGE;
+    if (!any && !(order && facts_.empty() && (kid[0].is_const() || kid[1].is_const()))) {
+      return false;
+    }
+    *out = Val();
+    out->unprovable = true;
+    out->t = DataType::Bool();
+    out->iv = {0, 1};
     return true;
   }
 
@@ -863,8 +892,10 @@ class Rewriter : public ExprMutator {
       if (rule.cond.defined()) {
         Val c;
         // Conditions are always evaluated exactly: a step that overflows decides nothing.
+        building_cond_ = true;
         bool built = Build(rule.cond, rule.cond.root, m, t_hint, false, &c);
-        if (!built) return std::nullopt;
+        building_cond_ = false;
+        if (!built || c.unprovable) return std::nullopt;
         if (c.is_const()) {
           if (c.c == 0) return std::nullopt;
         } else if (Decide(c.Take()) != ProofResult::kProved) {
@@ -880,6 +911,7 @@ class Rewriter : public ExprMutator {
       if (r.t != e.dtype()) return std::nullopt;
       return r.Take();
     } catch (const tvm::ffi::Error&) {
+      building_cond_ = false;
       // A rule whose result is ill-typed for this match (mixed dtypes) does not apply.
       return std::nullopt;
     }
@@ -899,6 +931,7 @@ class Rewriter : public ExprMutator {
   bool transitive_looked_up_ = false;
   int steps_ = 0;
   bool impure_ = false;
+  bool building_cond_ = false;  // while a rule's condition is built (see Unprovable)
   std::vector<PrimExpr>& facts_;
   std::vector<Done>& done_;
   std::unordered_map<const Object*, size_t>& done_index_;
