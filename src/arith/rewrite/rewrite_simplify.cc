@@ -354,6 +354,11 @@ class Rewriter : public ExprMutator {
           k == ExprKind::kSelect) {
         IntInterval b = Bound(n);
         if (b.is_point() && FitsInDType(t, b.lo)) return MakeInt(t, b.lo);
+        // A remainder the modular sets fix (`x % 4` when `x % 4 == 1` is a fact, `(x * 4) % 2`).
+        if ((k == ExprKind::kFloorMod || k == ExprKind::kMod) && t.is_int_or_uint()) {
+          auto [coeff, base] = analyzer_->modular_set_analyzer().Eval(e);
+          if (coeff == 0 && FitsInDType(t, base)) return MakeInt(t, base);
+        }
         if (t.is_bool()) {
           for (const PrimExpr& f : facts_) {
             if (SameExpr(f.get(), n)) return Bool(true);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <tessel/arith/analyzer.h>
 #include <tessel/ir/ops.h>
+#include <tessel/ir/printer.h>
 #include <tvm/ffi/extra/structural_equal.h>
 
 #include <algorithm>
@@ -116,6 +117,29 @@ TEST(Analyzer, Simplify) {
   // A constant division by zero is the program's; it is kept, not folded.
   PrimExpr bad = FloorDiv(y, Sub(Int32(3), Int32(3)));
   EXPECT_TRUE(same(a.Simplify(bad), FloorDiv(y, Int32(0))));
+}
+
+// Known values reach Simplify through every sub-analyzer, also where the facade's constant
+// pass is skipped (pure integer arithmetic): a variable bound to a value, a remainder fixed by a
+// modular fact, a remainder of a multiple (only where wrap-around keeps it one).
+TEST(Analyzer, SimplifyFoldsKnownValues) {
+  Analyzer a;
+  Var x("x"), y("y"), n("n");
+  auto same = [](const PrimExpr& p, const PrimExpr& q) {
+    return tvm::ffi::StructuralEqual::Equal(p, q);
+  };
+  a.Bind(n, Int32(7));
+  EXPECT_TRUE(same(a.Simplify(n * 4 + y), y + 28)) << AsText(a.Simplify(n * 4 + y));
+  {
+    ConstraintScope scope(&a, EQ(floormod(x, 4), Int32(1)));
+    EXPECT_TRUE(same(a.Simplify(floormod(x, 4)), Int32(1))) << AsText(a.Simplify(floormod(x, 4)));
+    EXPECT_TRUE(same(a.Simplify(floormod(x, 2)), Int32(1))) << AsText(a.Simplify(floormod(x, 2)));
+    EXPECT_TRUE(same(a.Simplify(floormod(x, 4) + y), y + 1));
+  }
+  EXPECT_TRUE(same(a.Simplify(floormod(x, 4)), floormod(x, 4)));
+  EXPECT_TRUE(same(a.Simplify(floormod(x * 4, 2)), Int32(0)));
+  // x * 6 may wrap around 2^32, which 3 does not divide: not a multiple of 3.
+  EXPECT_TRUE(same(a.Simplify(floormod(x * 6, 3)), floormod(x * 6, 3)));
 }
 
 TEST(Analyzer, CloneIsDeep) {
