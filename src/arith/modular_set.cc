@@ -23,7 +23,6 @@ namespace {
 constexpr i128 kMaxCoeff = static_cast<i128>(1) << 62;
 
 i128 Abs(i128 v) { return v < 0 ? -v : v; }
-i128 Gcd(i128 a, i128 b) { return GcdI128(a, b); }
 
 struct Mod {
   i128 coeff;  // 0: the constant base
@@ -39,7 +38,7 @@ Mod Normalize(Mod m) {
     }
     m.coeff = kMaxCoeff;
   }
-  if (m.coeff > kMaxCoeff) m.coeff = Gcd(m.coeff, kMaxCoeff);
+  if (m.coeff > kMaxCoeff) m.coeff = GcdI128(m.coeff, kMaxCoeff);
   m.base = FloorModI128(m.base, m.coeff);
   return m;
 }
@@ -51,7 +50,7 @@ const Mod kEverything{1, 0};
 Mod IntersectMod(Mod a, Mod b) {
   if (a.coeff == 0) return a;
   if (b.coeff == 0) return b;
-  i128 g = Gcd(a.coeff, b.coeff);
+  i128 g = GcdI128(a.coeff, b.coeff);
   if ((b.base - a.base) % g != 0) return a;
   i128 lcm = a.coeff / g * b.coeff;
   if (lcm > kMaxCoeff) return a.coeff >= b.coeff ? a : b;
@@ -75,7 +74,7 @@ Mod IntersectMod(Mod a, Mod b) {
 
 Mod Union(Mod a, Mod b) {
   // Both sets lie in base_a + gcd(coeff_a, coeff_b, base_a - base_b) * Z.
-  return Normalize({Gcd(Gcd(a.coeff, b.coeff), a.base - b.base), a.base});
+  return Normalize({GcdI128(GcdI128(a.coeff, b.coeff), a.base - b.base), a.base});
 }
 
 bool IsPow2(i128 v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -168,11 +167,11 @@ class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
 
   Mod VisitExpr_(const AddNode* op) final {
     Mod a = VisitExpr(op->a), b = VisitExpr(op->b);
-    return Wrap(op, {Gcd(a.coeff, b.coeff), a.base + b.base});
+    return Wrap(op, {GcdI128(a.coeff, b.coeff), a.base + b.base});
   }
   Mod VisitExpr_(const SubNode* op) final {
     Mod a = VisitExpr(op->a), b = VisitExpr(op->b);
-    return Wrap(op, {Gcd(a.coeff, b.coeff), a.base - b.base});
+    return Wrap(op, {GcdI128(a.coeff, b.coeff), a.base - b.base});
   }
   Mod VisitExpr_(const MulNode* op) final {
     return Product(op, VisitExpr(op->a), VisitExpr(op->b));
@@ -232,9 +231,9 @@ class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
         __builtin_mul_overflow(b.coeff, a.base, &p3)) {
       return kEverything;
     }
-    i128 c = Gcd(Gcd(p1, p2), p3);
+    i128 c = GcdI128(GcdI128(p1, p2), p3);
     if (c == 0) return kEverything;  // not reached: one side has a non-zero coeff
-    if (c > kMaxCoeff) c = Gcd(c, kMaxCoeff);
+    if (c > kMaxCoeff) c = GcdI128(c, kMaxCoeff);
     i128 base;
     if (__builtin_mul_overflow(FloorModI128(a.base, c), FloorModI128(b.base, c), &base)) {
       return kEverything;
@@ -249,7 +248,7 @@ class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
       return {0, r};
     }
     // x - d * q(x) == x (mod gcd(c, d)): the residue survives modulo g.
-    i128 g = Gcd(a.coeff, b.base);
+    i128 g = GcdI128(a.coeff, b.base);
     if (floor && a.coeff % b.base == 0) return {0, FloorModI128(a.base, b.base)};
     return Normalize({g, a.base});
   }
@@ -268,7 +267,7 @@ class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
     m = Normalize(m);
     if (IsPow2(m.coeff) && m.coeff <= modulus) return m;
     if (!CanWrap(op)) return m;
-    i128 c = Gcd(m.coeff, modulus);
+    i128 c = GcdI128(m.coeff, modulus);
     return Normalize({c, m.base});
   }
 

@@ -5,7 +5,10 @@
 #include <tvm/ffi/extra/structural_hash.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
+
+#include "arith/expr_walk.h"
 
 namespace tessel {
 namespace arith {
@@ -492,28 +495,18 @@ class ComparisonFolder : public ExprMutator {
   std::function<ProofResult(const PrimExpr&)> decide_;
 };
 
-// Whether e holds a comparison anywhere (only those are folded; without one the folder would
-// rebuild nothing and cost a traversal).
+// Whether e may hold a comparison (only those are folded; without one the folder would rebuild
+// nothing and cost a traversal). Nodes AnyNode does not look into count as "may".
 bool HasComparison(const PrimExpr& e) {
-  bool found = false;
-  class Finder : public ExprVisitor {
-   public:
-    explicit Finder(bool* found) : found_(found) {}
-    void VisitExpr(const PrimExpr& e) final {
-      if (*found_) return;
-      ExprKind k = KindOf(e.get());
-      if (k >= ExprKind::kEQ && k <= ExprKind::kGE) {
-        *found_ = true;
-        return;
-      }
-      ExprVisitor::VisitExpr(e);
+  return AnyNode(e.get(), [](const PrimExprNode* n) -> std::optional<bool> {
+    ExprKind k = KindOf(n);
+    if (k >= ExprKind::kEQ && k <= ExprKind::kGE) return true;
+    if (k == ExprKind::kIntImm || k == ExprKind::kFloatImm || k == ExprKind::kVar ||
+        k == ExprKind::kSizeVar) {
+      return false;
     }
-
-   private:
-    bool* found_;
-  } finder(&found);
-  finder(e);
-  return found;
+    return std::nullopt;
+  });
 }
 
 }  // namespace

@@ -56,10 +56,8 @@ class Canonicalizer : public ExprMutator {
 
   PrimExpr VisitExpr(const PrimExpr& e) final {
     if (IsIndexType(e.dtype()) && IsArith(KindOf(e.get()))) {
-      Sum s = Canon(e);
       // Already canonical (the common case): e itself, with nothing built.
-      if (ctx_.Matches(s, e.get())) return e;
-      return ctx_.ToExpr(s);
+      return ctx_.ToExprOr(Canon(e), e);
     }
     return ExprMutator::VisitExpr(e);
   }

@@ -184,7 +184,6 @@ std::optional<Sum> Context::Multiply(const Sum& a, const Sum& b) {
     for (const Term& tb : b.terms) {
       Term t;
       t.coeff = Wrap(static_cast<i128>(ta.coeff) * tb.coeff, bits);
-      t.atoms.reserve(ta.atoms.size() + tb.atoms.size());
       std::merge(ta.atoms.begin(), ta.atoms.end(), tb.atoms.begin(), tb.atoms.end(),
                  std::back_inserter(t.atoms),
                  [this](int x, int y) { return CompareAtoms(x, y) < 0; });
@@ -482,9 +481,16 @@ Context::Plan Context::Spell(const Sum& s) const {
   return plan;
 }
 
-PrimExpr Context::ToExpr(const Sum& s) {
+PrimExpr Context::ToExpr(const Sum& s) { return Build(s, Spell(s)); }
+
+PrimExpr Context::ToExprOr(const Sum& s, const PrimExpr& e) {
+  Plan plan = Spell(s);
+  return Matches(s, plan, e.get()) ? e : Build(s, plan);
+}
+
+PrimExpr Context::Build(const Sum& s, const Plan& plan) {
   PrimExpr e;
-  for (const Step& step : Spell(s)) {
+  for (const Step& step : plan) {
     PrimExpr x = step.term >= 0 ? TermExpr(s.terms[step.term], step.multiplier)
                                 : Imm(s.dtype, step.constant);
     if (step.op == Step::kInit) {
@@ -514,8 +520,9 @@ const Node* AsBinary(const PrimExprNode* e, DataType t) {
 
 }  // namespace
 
-bool Context::Matches(const Sum& s, const PrimExprNode* e) {
-  Plan plan = Spell(s);
+bool Context::Matches(const Sum& s, const PrimExprNode* e) { return Matches(s, Spell(s), e); }
+
+bool Context::Matches(const Sum& s, const Plan& plan, const PrimExprNode* e) {
   DataType t = s.dtype;
   for (size_t k = plan.size(); k-- > 0;) {
     const Step& step = plan[k];

@@ -47,7 +47,6 @@ class AtomList {
   const int* begin() const { return ids_; }
   const int* end() const { return ids_ + n_; }
   int operator[](size_t i) const { return ids_[i]; }
-  void reserve(size_t) {}
   void push_back(int id) {
     if (n_ == kMax) throw TooManyTerms{};
     ids_[n_++] = id;
@@ -141,9 +140,9 @@ class Context {
 
   PrimExpr ToExpr(const Sum& s);
   PrimExpr AtomExpr(int id);
-  // Whether ToExpr(s) would be structurally equal to e, decided without building it: most
-  // expressions the simplifier sees are already in canonical form.
-  bool Matches(const Sum& s, const ir::PrimExprNode* e);
+  // e itself when ToExpr(s) would be structurally equal to it (decided without building: most
+  // expressions the simplifier sees are already in canonical form), else ToExpr(s).
+  PrimExpr ToExprOr(const Sum& s, const PrimExpr& e);
 
  private:
   int CompareExpr(const PrimExpr& a, const PrimExpr& b);
@@ -163,6 +162,9 @@ class Context {
   };
   using Plan = support::SmallVector<Step, 8>;
   Plan Spell(const Sum& s) const;
+  PrimExpr Build(const Sum& s, const Plan& plan);
+  bool Matches(const Sum& s, const ir::PrimExprNode* e);
+  bool Matches(const Sum& s, const Plan& plan, const ir::PrimExprNode* e);
   int Dividend(const Sum& s);
 
   Analyzer* analyzer_;

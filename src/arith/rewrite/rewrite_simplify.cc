@@ -573,7 +573,15 @@ class Rewriter : public ExprMutator {
       }
     }
     if (DecideByIntervals(pn.kind, kid, out)) return true;
-    if (building_cond_ && Unprovable(pn.kind, pn.num_kids, kid, out)) return true;
+    if (building_cond_) {
+      // A value that is not a truth value (a select, an arithmetic node) over an unprovable part
+      // has no interval to go on: the condition is given up, as Decide could not prove it.
+      bool truth = IsCmp(pn.kind) || IsLogical(pn.kind) || pn.kind == ExprKind::kNot;
+      for (int j = 0; j < pn.num_kids; ++j) {
+        if (kid[j].unprovable && !truth) return false;
+      }
+      if (Unprovable(pn.kind, pn.num_kids, kid, out)) return true;
+    }
     ExprKind k = pn.kind;
     DataType t = kid[0].t;
     if (k == ExprKind::kSelect) {
@@ -645,8 +653,9 @@ class Rewriter : public ExprMutator {
   // While a condition is built, a part the intervals left open that Decide could not prove
   // either is marked instead of built: an order comparison with a constant side (Decide would
   // only ask the same bounds again, or find the very comparison among the facts, when there are
-  // none), and what such a part makes unprovable (an `and` or `not` of it; an `or` is left with
-  // its other operand). Most conditions tried on index expressions over unbounded variables
+  // none), and what such a part makes unprovable (an `and`, `not` or comparison of it; an `or` is
+  // left with its other operand). Only truth values are marked, so the [0, 1] interval of a mark
+  // holds. Most conditions tried on index expressions over unbounded variables
   // (`x >= 0 and x < y` for `i % 8`) end here without building IR.
   bool Unprovable(ExprKind k, int nk, Val* kid, Val* out) const {
     bool any = false;
