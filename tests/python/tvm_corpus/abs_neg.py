@@ -1,0 +1,20 @@
+# from tvm.script import tirx as T
+# from tvm.tirx.layout import Axis
+
+@T.prim_func(s_tir=True)
+def abs_neg(A: T.Buffer((4, 8), "float32"), compute: T.Buffer((4, 8), "float32")):
+    T.func_attr({"tirx.noalias": True})
+    # with T.sblock("root"):
+    compute_1 = T.sblock_alloc_buffer((4, 8))
+    for i0, i1 in T.grid(4, 8):
+        with T.sblock("compute"):
+            v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+            T.reads(A[v_i0, v_i1])
+            T.writes(compute_1[v_i0, v_i1])
+            compute_1[v_i0, v_i1] = T.fabs(A[v_i0, v_i1])
+    for i0, i1 in T.grid(4, 8):
+        with T.sblock("compute_1"):
+            v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+            T.reads(compute_1[v_i0, v_i1])
+            T.writes(compute[v_i0, v_i1])
+            compute[v_i0, v_i1] = compute_1[v_i0, v_i1] * T.float32(-1.0)

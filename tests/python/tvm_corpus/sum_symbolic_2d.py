@@ -1,0 +1,16 @@
+# from tvm.script import tirx as T
+# from tvm.tirx.layout import Axis
+
+@T.prim_func(s_tir=True)
+def sum_symbolic_2d(A: T.Buffer(("n", "m"), "float32"), A_red: T.Buffer((n,), "float32")):
+    n, m = T.int32(), T.int32()
+    T.func_attr({"tirx.noalias": True})
+    # with T.sblock("root"):
+    for ax0, k1 in T.grid(n, m):
+        with T.sblock("A_red"):
+            v_ax0, v_k1 = T.axis.remap("SR", [ax0, k1])
+            T.reads(A[v_ax0, v_k1])
+            T.writes(A_red[v_ax0])
+            with T.init():
+                A_red[v_ax0] = T.float32(0.0)
+            A_red[v_ax0] = A_red[v_ax0] + A[v_ax0, v_k1]
