@@ -17,8 +17,8 @@ TVM is never a dependency of tessel: run this with a separate environment, outsi
     /tmp/tvm027/bin/pip install apache-tvm==0.27.0.post1 numpy
     /tmp/tvm027/bin/python tests/python/tvm_corpus/generate.py
 
-Ops left out because TVM prints them as calls to packed/extern functions, not plain TIR: topi.sort,
-topi.argsort and topi.topk (`T.call_packed("tvm.contrib.sort.*")`), topi.unique (built on sort).
+Ops left out because TVM prints them as calls to packed functions, not plain TIR: topi.sort,
+topi.argsort and topi.topk (`T.call_packed("tvm.contrib.sort.sort" / ".argsort" / ".topk", ...)`).
 """
 
 from __future__ import annotations
