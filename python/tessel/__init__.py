@@ -9,7 +9,8 @@ from . import arith, ir, transform
 from .text import as_text, parse, parse_expr
 from . import target
 from .build import Module, build, lower  # after `target`: the function `build` hides the module
+from .jit import autotune, jit  # the decorator `jit` hides the package (its helpers hang off it)
 
 __version__ = "0.1.0"
 __all__ = ["arith", "ir", "transform", "target", "parse", "parse_expr", "as_text", "build", "lower",
-           "Module", "__version__"]
+           "Module", "jit", "autotune", "__version__"]

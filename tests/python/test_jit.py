@@ -1,0 +1,199 @@
+"""@tessel.jit: calls with numpy arrays (and torch tensors, tvm-ffi tensors), outputs allocated
+by the call, constexpr specializations with their recompile reasons, opt-in static and
+divisibility specialization, ahead-of-time compile and export."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tvm_ffi
+
+import tessel
+from tessel.script import tir as T
+
+from tessel._lib import get_global_func
+
+pytestmark = pytest.mark.skipif(get_global_func("tessel.ir.ParseSource") is None,
+                                reason="libtessel has no Python-source parser yet "
+                                       "(tessel.ir.ParseSource)")
+
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESSEL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TESSEL_LOG", raising=False)
+    return tmp_path / "cache"
+
+
+@tessel.jit(out=["C"])
+def add(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"),
+        C: T.Buffer((n,), "float32"), *, SCALE: T.constexpr = 1):
+    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            C[vi] = A[vi] + B[vi] * T.float32(SCALE)
+
+
+@tessel.jit
+def scale_in_place(A: T.Buffer((n,), "float32")):
+    for i in range(n):
+        with T.block("A"):
+            vi = T.axis.spatial(n, i)
+            A[vi] = A[vi] * T.float32(2)
+
+
+def rand(n, seed=0):
+    return np.random.default_rng(seed).random(n, dtype=np.float32)
+
+
+def test_numpy_inputs_output_allocated():
+    a, b = rand(100), rand(100, 1)
+    c = add(a, b)
+    assert isinstance(c, np.ndarray) and c.dtype == np.float32 and c.shape == (100,)
+    np.testing.assert_allclose(c, a + b, rtol=1e-6)
+    # Another length: the symbolic n is bound by the compiled function, no recompile.
+    a2, b2 = rand(37, 2), rand(37, 3)
+    np.testing.assert_allclose(add(a2, b2), a2 + b2, rtol=1e-6)
+    assert len(add.recompile_reasons) == 1
+    assert "first call (SCALE=1)" in add.recompile_reasons[0]
+
+
+def test_in_place_kernel_without_outputs():
+    a = rand(50)
+    before = a.copy()
+    assert scale_in_place(a) is None
+    np.testing.assert_allclose(a, before * 2)
+
+
+def test_shape_mismatch_is_named_by_the_host_wrapper():
+    with pytest.raises(Exception, match="B"):
+        add(rand(10), rand(11))
+    with pytest.raises(TypeError, match="2 positional arguments"):
+        add(rand(10))
+
+
+def test_constexpr_specializations_and_recompile_reasons(capfd, monkeypatch):
+    monkeypatch.setenv("TESSEL_LOG", "recompile")
+
+    @tessel.jit(out=["C"])
+    def axpy(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"),
+             C: T.Buffer((n,), "float32"), *, ALPHA: T.constexpr = 2):
+        for i in range(n):
+            with T.block("C"):
+                vi = T.axis.spatial(n, i)
+                C[vi] = A[vi] * T.float32(ALPHA) + B[vi]
+
+    a, b = rand(16), rand(16, 1)
+    np.testing.assert_allclose(axpy(a, b), 2 * a + b, rtol=1e-6)
+    np.testing.assert_allclose(axpy(a, b, ALPHA=3), 3 * a + b, rtol=1e-6)
+    np.testing.assert_allclose(axpy(a, b), 2 * a + b, rtol=1e-6)  # cached in memory
+    np.testing.assert_allclose(axpy(a, b, ALPHA=2), 2 * a + b, rtol=1e-6)  # = the default
+    reasons = axpy.recompile_reasons
+    assert len(reasons) == 2, reasons
+    assert "first call (ALPHA=2)" in reasons[0] and "disk cache miss" in reasons[0]
+    assert "new constexpr values ALPHA=3" in reasons[1]
+    err = capfd.readouterr().err
+    assert err.count("tessel.jit: axpy:") == 2
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        axpy(a, b, BETA=1)
+
+
+def test_disk_hit_in_the_same_process_is_logged():
+    src_a, src_b = rand(8), rand(8, 1)
+    add(src_a, src_b, SCALE=5)
+    fresh = tessel.jit(out=["C"])(add.__wrapped__)
+    np.testing.assert_allclose(fresh(src_a, src_b, SCALE=5), src_a + 5 * src_b, rtol=1e-6)
+    assert "loaded from disk cache" in fresh.recompile_reasons[0]
+
+
+def test_static_dims_are_opt_in():
+    @tessel.jit(static=["n"])
+    def double(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                B[vi] = A[vi] * T.float32(2)
+
+    for size in (8, 8, 12):
+        a, b = rand(size), np.zeros(size, np.float32)
+        double(a, b)
+        np.testing.assert_allclose(b, 2 * a)
+    assert len(double.recompile_reasons) == 2
+    assert "new static/divisible dims n=12" in double.recompile_reasons[1]
+    k = double.compile(n=8)  # compiled above: the same object
+    assert len(double.recompile_reasons) == 2
+    # The specialization checks its static value at entry.
+    with pytest.raises(Exception, match="n must be 8"):
+        k(rand(9), np.zeros(9, np.float32))
+
+
+def test_divisible_specialization():
+    @tessel.jit(divisible={"n": 4})
+    def copy(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                B[vi] = A[vi]
+
+    for size in (8, 16, 6):
+        a, b = rand(size), np.zeros(size, np.float32)
+        copy(a, b)
+        np.testing.assert_allclose(b, a)
+    # 8 and 16 share the divisible specialization; 6 takes the generic one.
+    assert len(copy.recompile_reasons) == 2
+
+
+def test_compile_ahead_of_time_and_export(tmp_path):
+    k = add.compile(SCALE=3)
+    assert isinstance(k, tessel.jit.CompiledKernel)
+    assert "add" in k.source and k.ir is not None
+    a, b = rand(20), rand(20, 1)
+    np.testing.assert_allclose(k(a, b), a + 3 * b, rtol=1e-6)
+    assert add.compile(SCALE=3) is k
+    lib = tmp_path / "add.so"
+    k.export(lib)
+    script = textwrap.dedent(f"""
+        import sys, numpy as np, tvm_ffi
+        m = tvm_ffi.load_module({str(lib)!r})
+        a = np.arange(5, dtype="float32"); b = np.ones(5, "float32"); c = np.empty(5, "float32")
+        m["add"](a, b, c)
+        assert (c == a + 3).all(), c
+        assert "tessel" not in sys.modules
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_tvm_ffi_tensors():
+    a, b = rand(9), rand(9, 1)
+    c = add(tvm_ffi.from_dlpack(a), tvm_ffi.from_dlpack(b))
+    assert isinstance(c, tvm_ffi.Tensor)
+    np.testing.assert_allclose(np.from_dlpack(c), a + b, rtol=1e-6)
+
+
+def test_unknown_output_name():
+    @tessel.jit(out=["D"])
+    def f(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            with T.block("A"):
+                vi = T.axis.spatial(4, i)
+                A[vi] = T.float32(0)
+
+    with pytest.raises(ValueError, match="'D', which is not a parameter"):
+        f()
+
+
+def test_torch_tensors():
+    torch = pytest.importorskip("torch", reason="torch is not installed (CI does not install it)")
+    a, b = torch.rand(33), torch.rand(33)
+    c = add(a, b)
+    assert isinstance(c, torch.Tensor) and c.device == a.device
+    torch.testing.assert_close(c, a + b)
