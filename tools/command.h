@@ -35,6 +35,8 @@ int BoundMain(const std::vector<std::string>& args);
 extern const char kBoundUsage[];
 int BuildMain(const std::vector<std::string>& args);
 extern const char kBuildUsage[];
+int CacheMain(const std::vector<std::string>& args);
+extern const char kCacheUsage[];
 
 }  // namespace tools
 }  // namespace tessel

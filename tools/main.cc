@@ -26,6 +26,7 @@ const Command kCommands[] = {
     {"bound", "print the [min, max] bound of an integer expression", kBoundUsage, BoundMain},
     {"build", "compile a text-format file into a shared library (tvm-ffi functions)", kBuildUsage,
      BuildMain},
+    {"cache", "list or clear the jit and build caches on disk", kCacheUsage, CacheMain},
 };
 
 void PrintHelp(std::ostream& os) {
