@@ -53,7 +53,9 @@ def make_kernel(**tune):
     return work
 
 
-CONFIGS = [{"REPEAT": 40}, {"REPEAT": 1}, {"REPEAT": 20}, {"REPEAT": 1, "SIZE": -3}]
+# The last two fail: a scratch size that is not an integer (the kernel does not parse), and a
+# negative one (tessel compiles it; the allocation fails at run time).
+CONFIGS = [{"REPEAT": 40}, {"REPEAT": 1}, {"REPEAT": 20}, {"SIZE": 1.5}, {"SIZE": -3}]
 
 
 def test_picks_the_fastest_and_reports_failures(capfd):
@@ -63,14 +65,17 @@ def test_picks_the_fastest_and_reports_failures(capfd):
     np.testing.assert_array_equal(b, a)
     assert work.best_config(a) == {"REPEAT": 1}
     results = work.last_results
-    assert [r["source"] for r in results] == ["measured", "measured", "measured", "failed"]
+    assert [r["source"] for r in results] == ["measured"] * 3 + ["failed"] * 2
     times = {r["config"]["REPEAT"]: r["time"] for r in results[:3]}
     assert times[1] < times[20] < times[40]
     err = capfd.readouterr().err
     assert "benchmarked" in err and "best" in err
-    assert "1 of 4 configs failed" in err
-    row = next(line for line in err.splitlines() if "'SIZE': -3" in line)
-    assert "compile" in row or "specialize" in row
+    print(err)
+    assert "2 of 5 configs failed" in err
+    row = next(line for line in err.splitlines() if line.startswith("  {'SIZE': 1.5}"))
+    assert "specialize" in row and "shape entries must be integers" in row
+    row = next(line for line in err.splitlines() if line.startswith("  {'SIZE': -3}"))
+    assert "benchmark" in row and "allocating" in row
     # Another n is a new key: tuned again (compiled kernels are reused from the disk cache).
     a2 = a[:1000].copy()
     np.testing.assert_array_equal(work(a2), a2)

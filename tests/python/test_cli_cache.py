@@ -49,7 +49,9 @@ def test_ls_and_clear(cli, env, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "jit cache: " + str(tmp_path / "cache" / "jit") + " (0 kernels" in r.stdout
     # Fill both caches through the jit in another process.
-    p = subprocess.run([sys.executable, "-c", KERNEL], env=env, capture_output=True, text=True,
+    script = tmp_path / "fill.py"
+    script.write_text(KERNEL)
+    p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 0, p.stderr
     (tmp_path / "cache" / "unrelated.txt").write_text("kept")

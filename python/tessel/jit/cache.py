@@ -103,12 +103,12 @@ def _stat_key(path: str) -> str:
 
 def _memoized(kind: str, stamp: str, compute) -> str:
     """``compute()``, remembered in this process and on disk under meta/ by ``stamp``."""
-    mkey = (kind, stamp)
+    folder = cache_dir() / "meta"
+    mkey = (kind, stamp, str(folder))
     with _memo_lock:
         if mkey in _memo:
             return _memo[mkey]
-    name = kind + "-" + hashlib.sha256(stamp.encode()).hexdigest()[:32]
-    path = cache_dir() / "meta" / name
+    path = folder / (kind + "-" + hashlib.sha256(stamp.encode()).hexdigest()[:32])
     try:
         value = path.read_text()
     except OSError:
