@@ -197,3 +197,27 @@ def test_torch_tensors():
     c = add(a, b)
     assert isinstance(c, torch.Tensor) and c.device == a.device
     torch.testing.assert_close(c, a + b)
+
+
+def _have_nvrtc() -> bool:
+    from tessel.jit import cache
+
+    return cache.cuda_compiler_identity().startswith("nvrtc ") and "not found" not in \
+        cache.cuda_compiler_identity()
+
+
+@pytest.mark.skipif(not _have_nvrtc(), reason="NVRTC is not installed")
+def test_cuda_compile_ahead_of_time_without_a_gpu(tmp_path):
+    @tessel.jit(target="cuda -arch=sm_90", out=["B"])
+    def double_gpu(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), *,
+                   THREADS: T.constexpr = 128):
+        for bx in T.thread_binding((n + THREADS - 1) // THREADS, thread="blockIdx.x"):
+            for tx in T.thread_binding(THREADS, thread="threadIdx.x"):
+                if bx * THREADS + tx < n:
+                    B[bx * THREADS + tx] = A[bx * THREADS + tx] * T.float32(2)
+
+    k = double_gpu.compile(THREADS=64)
+    assert "__global__" in k.source and k.target == "cuda -arch=sm_90"
+    k.export(tmp_path / "double_gpu.so")
+    assert (tmp_path / "double_gpu.so").stat().st_size > 0
+    assert "disk cache miss" in double_gpu.recompile_reasons[0]
