@@ -69,6 +69,12 @@ def test_in_place_kernel_without_outputs():
     before = a.copy()
     assert scale_in_place(a) is None
     np.testing.assert_allclose(a, before * 2)
+    # Compiled and without constexprs: the call goes straight to the compiled function.
+    assert scale_in_place(a) is None
+    np.testing.assert_allclose(a, before * 4)
+    with pytest.raises(TypeError):
+        scale_in_place(a, X=1)
+    assert len(scale_in_place.recompile_reasons) == 1
 
 
 def test_shape_mismatch_is_named_by_the_host_wrapper():

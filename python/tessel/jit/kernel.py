@@ -19,6 +19,7 @@ import functools
 import os
 import sys
 import time
+import types
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -214,6 +215,9 @@ class JitFunction:
     def __init__(self, fn: Any, target: str = "c", out: Sequence[str] = (),
                  static: Sequence[str] = (), divisible: Optional[dict] = None,
                  extra_flags: Sequence[str] = (), definer: Optional[dict] = None) -> None:
+        # Each jit function gets a class of its own, so that once its only specialization is
+        # compiled, that class's __call__ can be the compiled function itself (_settle).
+        self.__class__ = type(JitFunction.__name__, (JitFunction,), {})
         self._fn = fn
         self._definer = definer
         self._tmpl_obj = None
@@ -334,7 +338,19 @@ class JitFunction:
             kernel = self._compile(cvals, dkey)
         if not kwargs and not dkey:
             self._fast = kernel._call
+            if not self.template.constexprs and not self.static and not self.divisible:
+                self._settle(kernel._call)
         return kernel._call(*args)
+
+    def _settle(self, call: Any) -> None:
+        """Makes ``call`` this object's ``__call__``: a kernel without constexprs or static /
+        divisible dims has one specialization, so the call needs no dispatch at all. Python
+        looks special methods up on the type, and calls a non-descriptor attribute (the tvm-ffi
+        function) or a staticmethod's function without ``self``. A keyword argument then fails
+        in the compiled function, as it would in the dispatch (there are no constexprs)."""
+        cls = type(self)
+        if cls is not JitFunction:
+            cls.__call__ = staticmethod(call) if isinstance(call, types.FunctionType) else call
 
     def compile(self, **params: Any) -> CompiledKernel:
         """Ahead of time: the kernel for these constexpr values (and values of the static /
