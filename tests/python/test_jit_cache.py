@@ -25,13 +25,17 @@ pytestmark = pytest.mark.skipif(get_global_func("tessel.ir.ParseSource") is None
 
 KERNEL = '''
 from __future__ import annotations
-import json, sys, time
+import json, os, sys, time
 import numpy as np
 t0 = time.perf_counter()
 import tessel
 from tessel.script import tir as T
 
 t_import = time.perf_counter() - t0
+if os.environ.get("TESSEL_TEST_FORBID_CC"):  # no lowering either: building raises
+    def forbidden(*args, **kwargs):
+        raise AssertionError("tessel.build ran on a disk hit")
+    sys.modules["tessel.build"].build = forbidden
 
 FACTOR = {factor}
 
@@ -97,7 +101,8 @@ def test_new_process_loads_from_disk_without_compiler(tmp_path):
     assert "disk cache miss" in first["reasons"][0]
     runs = log.read_text()
     assert runs  # the compiler ran (--version and the build)
-    # A new process with a compiler that fails: the kernel is loaded, nothing is compiled.
+    # A new process with a compiler that fails and tessel.build replaced by a function that
+    # raises: the kernel is loaded, nothing is lowered or compiled.
     second = result(run_kernel(tmp_path, dict(env, TESSEL_TEST_FORBID_CC="1")))
     assert second["ok"] and second["from_disk"], second
     assert "loaded from disk cache" in second["reasons"][0]

@@ -60,9 +60,9 @@ class Progress:
         if not self.enabled:
             return
         if self._bar is not None:
+            self._bar.set_postfix_str(self.status(), refresh=not advance)
             if advance:
                 self._bar.update(1)
-            self._bar.set_postfix_str(self.status(), refresh=True)
         else:
             print(f"{self.title}: {what}; {self.status()}", file=self.stream, flush=True)
 
