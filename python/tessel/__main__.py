@@ -2,9 +2,10 @@
 
 Compiles each CPU example kernel (examples/, see tessel/examples_cpu.py) to C, runs it on random
 data of several shapes, checks the results against NumPy, and prints its compile and run times.
-Parses every kernel (default: the repository's examples/*.py) and checks that its canonical print
-parses back to a structurally equal object (`--print` shows the text). Then prints a few answers of
-the arithmetic analyzer on kernel-style index expressions. Exits 1 on any failure.
+Parses every kernel (default: the repository's examples/*.py, which an installed package ships as
+tessel/examples/*.py) and checks that its canonical print parses back to a structurally equal object
+(`--print` shows the text). Then prints a few answers of the arithmetic analyzer on kernel-style
+index expressions. Exits 1 on any failure.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from pathlib import Path
 
 from . import __version__, arith, ir
 from ._lib import LIB_PATH, get_global_func
+from .examples_cpu import EXAMPLES
 from .text import as_text, parse
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def run_cpu_examples() -> int:
@@ -126,10 +126,15 @@ def analyzer_answers() -> list[tuple[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tessel", description=__doc__.split("\n\n")[0])
-    ap.add_argument("files", nargs="*", type=Path, help="text-format files (default: examples/*.py)")
+    ap.add_argument("files", nargs="*", type=Path,
+                    help=f"text-format files (default: {EXAMPLES}/*.py)")
     ap.add_argument("--print", action="store_true", help="print each kernel in canonical form")
     ap.add_argument("--no-run", action="store_true", help="skip building and running the CPU examples")
     args = ap.parse_args(argv)
+    if not args.files and not EXAMPLES.is_dir():
+        print(f"error: no example kernels at {EXAMPLES}: run from a source checkout, install a wheel "
+              "that ships tessel/examples, or name text-format files", file=sys.stderr)
+        return 1
     files = args.files or sorted(EXAMPLES.glob("*.py"))
     print(f"tessel {__version__} ({LIB_PATH})")
     run_failures = 0 if (args.no_run or args.files) else run_cpu_examples()

@@ -1,5 +1,6 @@
 """The CPU examples of the main job: each kernel in examples/ that runs on the CPU, with the shapes to
-try, a random-input maker and a NumPy reference.
+try, a random-input maker and a NumPy reference. An installed package ships examples/ as
+tessel/examples.
 
 `check_example(spec, shape)` builds (once per spec, cached), runs the kernel on fresh random data and
 compares with NumPy; both the main job (`python -m tessel`) and tests/python use it, so what the
@@ -15,7 +16,16 @@ from typing import Callable
 
 import numpy as np
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+def examples_dir() -> Path:
+    """The example kernels: the installed package's tessel/examples (the wheel ships them), else the
+    source tree's examples/."""
+    here = Path(__file__).resolve().parent
+    installed = here / "examples"
+    return installed if installed.is_dir() else here.parents[1] / "examples"
+
+
+EXAMPLES = examples_dir()
 
 
 @dataclass
