@@ -1,5 +1,6 @@
 // AsText: the entry point of the printer, and the parts that frame a body: modules, function
 // signatures, and the declarations of free variables and buffers at the top of a function body.
+#include <tessel/ir/functor.h>
 #include <tessel/ir/op.h>
 #include <tessel/ir/printer.h>
 #include <tvm/ffi/error.h>
@@ -18,7 +19,7 @@ using printer::Printer;
 
 constexpr const char* kFileHeader =
     "# from tvm.script import ir as I\n"
-    "# from tvm.script import tir as T\n"
+    "# from tvm.script import tirx as T\n"
     "\n";
 
 void AppendIndent(std::string* out, int indent) {
@@ -48,7 +49,18 @@ void PrintFunction(const PrimFunc& f, const std::string& name, int indent, std::
   Printer p(/*in_function=*/true);
   p.indent = indent;
   AppendIndent(&p.out, indent);
-  p.out.append("@T.prim_func\n");
+  // Without a global symbol the function is private: the parser gives a function that is not
+  // its name as global symbol (TVMScript's rule).
+  // s_tir=True: TVM 0.25 and later parse T.sblock only in such functions.
+  bool has_block = false;
+  PostOrderVisit(f->body, [&](const ObjectRef& n) {
+    if (n.as<BlockRealizeNode>() || n.as<BlockNode>()) has_block = true;
+  });
+  bool is_private = !f.GetGlobalSymbol();
+  p.out.append(is_private && has_block ? "@T.prim_func(private=True, s_tir=True)\n"
+               : is_private            ? "@T.prim_func(private=True)\n"
+               : has_block             ? "@T.prim_func(s_tir=True)\n"
+                                       : "@T.prim_func\n");
   AppendIndent(&p.out, indent);
   p.out.append("def ");
   p.out.append(name);

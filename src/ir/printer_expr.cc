@@ -201,6 +201,7 @@ void Printer::PrintBufferRef(const BufferNode* buffer) {
 void Printer::PrintRegion(const BufferRegion& region) {
   PrintBufferRef(region->buffer.get());
   out.push_back('[');
+  if (region->region.empty()) out.append("()");  // a zero-dimensional buffer, as in indices
   bool first = true;
   for (const Range& r : region->region) {
     if (!first) out.append(", ");

@@ -331,7 +331,7 @@ bool Printer::TryPrintRemap(const BlockNode* block, const BlockRealizeNode* real
 
 void Printer::PrintBlock(const BlockNode* block, const BlockRealizeNode* realize) {
   StartLine();
-  out.append("with T.block(");
+  out.append("with T.sblock(");
   AppendStringLiteral(&out, block->name_hint);
   out.append("):\n");
   ++indent;
@@ -380,14 +380,14 @@ void Printer::PrintBlock(const BlockNode* block, const BlockRealizeNode* realize
   }
   if (!block->annotations.empty()) {
     StartLine();
-    out.append("T.block_attr(");
+    out.append("T.sblock_attr(");
     PrintDict(block->annotations, "block annotations");
     out.append(")\n");
   }
   for (const Buffer& buffer : block->alloc_buffers) {
     StartLine();
     out.append(DefineBuffer(buffer));
-    out.append(" = T.alloc_buffer(");
+    out.append(" = T.sblock_alloc_buffer(");
     PrintBufferArgs(buffer, /*is_param=*/false);
     out.append(")\n");
   }

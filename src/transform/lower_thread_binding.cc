@@ -57,11 +57,20 @@ class ThreadBindingLowerer : public StmtExprMutator {
                                 << "' in function '" << function_ << "' is bound to thread \""
                                 << tag << "\"; expected blockIdx.[xyz] or threadIdx.[xyz]";
     }
-    Enter(tag, op->loop_var->name_hint);
     PrimExpr min = VisitExpr(op->min), extent = VisitExpr(op->extent);
+    // A loop bound to a thread that an enclosing loop already binds, over the same extent, is
+    // that same thread (TVM's schedules bind cooperative copies this way inside a thread loop).
+    auto outer = active_.find(tag);
+    if (outer != active_.end() && is_zero(min) && SameExtent(outer->second.extent, extent)) {
+      subst_[op->loop_var.get()] = outer->second.thread;
+      Stmt body = VisitStmt(op->body);
+      subst_.erase(op->loop_var.get());
+      return body;
+    }
     std::string name = tag;
     name[name.find('.')] = '_';
     Var thread(name, op->loop_var->dtype);
+    Enter(tag, op->loop_var->name_hint, thread, extent);
     subst_[op->loop_var.get()] = is_zero(min) ? PrimExpr(thread) : add(thread, min);
     Stmt body = VisitStmt(op->body);
     subst_.erase(op->loop_var.get());
@@ -75,21 +84,35 @@ class ThreadBindingLowerer : public StmtExprMutator {
       if (auto v = op->node.as<Var>()) tag = ThreadTagOf(*v);
     }
     if (!tag) return StmtExprMutator::VisitStmt_(op);
-    Enter(*tag, op->node.cast<Var>()->name_hint);
+    Var thread = op->node.cast<Var>();
+    Enter(*tag, thread->name_hint, thread, op->value);
     Stmt out = StmtExprMutator::VisitStmt_(op);
     Leave(*tag);
     return out;
   }
 
  private:
-  void Enter(const std::string& tag, const std::string& var) {
+  struct Binding {
+    std::string var;  // the loop's (or attribute's) variable name, for messages
+    Var thread;
+    PrimExpr extent;
+  };
+
+  void Enter(const std::string& tag, const std::string& var, Var thread, PrimExpr extent) {
     auto it = active_.find(tag);
     if (it != active_.end()) {
       TVM_FFI_THROW(ValueError) << "LowerThreadBinding: thread \"" << tag << "\" is bound twice "
                                 << "in one kernel of function '" << function_ << "': '" << var
-                                << "' inside '" << it->second << "'";
+                                << "' inside '" << it->second.var
+                                << "' over a different extent or from a non-zero start";
     }
-    active_.emplace(tag, var);
+    active_.emplace(tag, Binding{var, std::move(thread), std::move(extent)});
+  }
+  static bool SameExtent(const PrimExpr& a, const PrimExpr& b) {
+    const auto* x = a.as<IntImmNode>();
+    const auto* y = b.as<IntImmNode>();
+    if (x && y) return x->value == y->value;
+    return a.same_as(b) || (a.as<VarNode>() && a.get() == b.get());
   }
   void Leave(const std::string& tag) { active_.erase(tag); }
 
@@ -100,7 +123,7 @@ class ThreadBindingLowerer : public StmtExprMutator {
 
   std::string function_;
   std::unordered_map<const VarNode*, PrimExpr> subst_;
-  std::unordered_map<std::string, std::string> active_;
+  std::unordered_map<std::string, Binding> active_;
 };
 
 bool HasThreadBinding(const Stmt& body) {

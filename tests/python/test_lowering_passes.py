@@ -25,10 +25,10 @@ def matmul():
 
 def test_lower_blocks_removes_blocks_and_guards_init():
     mod = matmul()
-    assert "T.block" in str(mod)
+    assert "T.sblock" in str(mod)
     lowered = transform.get_pass("LowerBlocks")(mod)
     text = str(lowered)
-    assert "T.block" not in text and "T.init" not in text and "T.reads" not in text
+    assert "T.sblock" not in text and "T.init" not in text and "T.reads" not in text
     assert "if k == 0:" in text
     # The init store comes right under its guard, before the update.
     lines = [line.strip() for line in text.splitlines()]
@@ -45,7 +45,7 @@ def test_flatten_buffer_after_lower_blocks():
     )
     flat = seq(mod)
     text = str(flat)
-    assert "T.block" not in text
+    assert "T.sblock" not in text
     assert "if k == 0:" in text
     # Every access has one index into a 1-D twin of the parameter buffer (row-major).
     assert "C_1[i * N + j] = C_1[i * N + j] + A_1[i * K + k] * B_1[k * N + j]" in text

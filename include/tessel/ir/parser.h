@@ -10,6 +10,25 @@
 namespace tessel {
 namespace ir {
 
+// How a source is read beyond the text format itself (the Python front end's needs).
+struct ParseOptions {
+  std::string source_name = "<string>";
+  // Added to every reported line and column: the text is a dedented excerpt of a larger file.
+  int line_offset = 0;
+  int col_offset = 0;
+  // The text starts at `def` or `class` (a Python function or class whose decorators the caller
+  // has read) instead of at `@T.prim_func` / `@I.ir_module`.
+  bool python_def = false;
+  // For a `def`: whether it is private (no global symbol), as `@T.prim_func(private=True)` says.
+  bool private_def = false;
+  // Values of names the text does not define: the enclosing Python scope's captured values and
+  // the values of `T.constexpr` parameters. int, float, bool, str (also a dtype), DataType,
+  // PrimExpr and Buffer values are allowed; a local name shadows a captured one.
+  Map<String, Any> values;
+};
+
+// A module (`@I.ir_module class ...`) gives an IRModule; a lone `@T.prim_func` gives a PrimFunc.
+ObjectRef ParseSource(const std::string& text, const ParseOptions& options);
 // A module (`@I.ir_module class ...`) gives an IRModule; a lone `@T.prim_func` gives a PrimFunc.
 ObjectRef ParseText(const std::string& text, const std::string& source_name = "<string>");
 // Like ParseText, but a lone function is wrapped in a module keyed by its name.

@@ -3,10 +3,12 @@
 // `with T.attr(t, "thread_extent", n): body`, where t is a fresh int variable named after the tag
 // with '.' written '_' ("blockIdx_x", "threadIdx_y"), and body has every use of v replaced by
 // t (or t + min when min is not 0). Loop annotations are dropped. Tags are blockIdx.[xyz] and
-// threadIdx.[xyz]; any other tag is a ValueError. A tag bound again inside a loop or attribute of
-// the same tag (one kernel cannot have two threadIdx.x) is a ValueError naming both variables;
-// sibling loops of one tag are fine. Existing thread_extent attributes stay as they are.
-// Functions without thread_binding loops are returned unchanged (the very input object).
+// threadIdx.[xyz]; any other tag is a ValueError. A loop bound again inside a loop or attribute of
+// the same tag, from 0 over the same extent, is that same thread: its variable becomes the outer
+// thread variable and no attribute is added (TVM's cooperative copies are scheduled so). Over
+// another extent it is a ValueError naming both variables; sibling loops of one tag are fine.
+// Existing thread_extent attributes stay as they are. Functions without thread_binding loops are
+// returned unchanged (the very input object).
 #ifndef TESSEL_TRANSFORM_LOWER_THREAD_BINDING_H_
 #define TESSEL_TRANSFORM_LOWER_THREAD_BINDING_H_
 

@@ -333,8 +333,11 @@ std::string WrapperWriter::Write(const std::string& kernel_name,
         "expected " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") + ", got %d",
         "(int)num_args");
   bool noalias = false;
-  if (auto v = func_->attrs.Get("tir.noalias")) {
-    if (auto b = v->try_cast<bool>()) noalias = *b;
+  // TVM 0.25 and later spell the key "tirx.noalias".
+  for (const char* key : {"tir.noalias", "tirx.noalias"}) {
+    auto v = func_->attrs.Get(key);
+    if (!v) continue;
+    if (auto b = v->try_cast<bool>()) noalias = noalias || *b;
   }
   std::vector<std::string> call_args;
   for (int i = 0; i < n; ++i) {

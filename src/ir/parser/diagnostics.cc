@@ -5,7 +5,8 @@ namespace tessel {
 namespace ir {
 namespace parser {
 
-Source::Source(std::string name, const std::string& text) : name_(std::move(name)), text_(text) {
+Source::Source(std::string name, const std::string& text, int line_offset, int col_offset)
+    : name_(std::move(name)), text_(text), line_offset_(line_offset), col_offset_(col_offset) {
   line_starts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i) {
     if (text_[i] == '\n') line_starts_.push_back(i + 1);
@@ -13,8 +14,8 @@ Source::Source(std::string name, const std::string& text) : name_(std::move(name
 }
 
 std::string Source::Format(Loc loc, const std::string& message) const {
-  std::string out = name_ + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) +
-                    ": error: " + message + "\n";
+  std::string out = name_ + ":" + std::to_string(loc.line + line_offset_) + ":" +
+                    std::to_string(loc.col + col_offset_) + ": error: " + message + "\n";
   std::string line;
   if (loc.line >= 1 && static_cast<size_t>(loc.line) <= line_starts_.size()) {
     size_t begin = line_starts_[loc.line - 1];
@@ -23,8 +24,9 @@ std::string Source::Format(Loc loc, const std::string& message) const {
     line = text_.substr(begin, end - begin);
     if (!line.empty() && line.back() == '\r') line.pop_back();
   }
-  out += line + "\n";
-  out += std::string(loc.col > 1 ? loc.col - 1 : 0, ' ') + "^";
+  // The dedented part is put back, so the line reads as in the user's file.
+  out += std::string(col_offset_, ' ') + line + "\n";
+  out += std::string(col_offset_ + (loc.col > 1 ? loc.col - 1 : 0), ' ') + "^";
   return out;
 }
 

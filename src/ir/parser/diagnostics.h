@@ -26,9 +26,11 @@ struct ParseError {
 // a stack overflow.
 constexpr int kMaxNesting = 256;
 
+// The text being parsed and how its positions are reported. A Python function's source arrives
+// dedented and cut at its `def`: line_offset and col_offset map positions back to the user's file.
 class Source {
  public:
-  Source(std::string name, const std::string& text);
+  Source(std::string name, const std::string& text, int line_offset = 0, int col_offset = 0);
 
   const std::string& text() const { return text_; }
   // The formatted report for `message` at `loc`.
@@ -38,6 +40,8 @@ class Source {
  private:
   std::string name_;
   const std::string& text_;
+  int line_offset_ = 0;
+  int col_offset_ = 0;
   std::vector<size_t> line_starts_;
 };
 

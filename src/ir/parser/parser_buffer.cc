@@ -9,6 +9,12 @@ namespace {
 
 bool IsSequence(const Node* n) { return n->kind == NodeKind::kTuple || n->kind == NodeKind::kList; }
 
+// `A[()]`: the element of a zero-dimensional buffer.
+bool IsScalarIndex(const Node* subscript) {
+  return subscript->kids.size() == 2 && subscript->kid(1)->kind == NodeKind::kTuple &&
+         subscript->kid(1)->kids.empty();
+}
+
 }  // namespace
 
 Buffer Parser::EvalBufferDecl(const Node* call, const std::string& name, size_t first,
@@ -40,7 +46,8 @@ Buffer Parser::EvalBufferDecl(const Node* call, const std::string& name, size_t 
 
   auto eval_index = [&](const Node* n) {
     if (declare_names) declare_unknown_as_ = index_dtype;
-    Operand op = Eval(n);
+    // TVM writes a symbolic dim as a string ("n") where the shape first uses it.
+    Operand op = n->kind == NodeKind::kString ? EvalNamed(n->text, n->loc) : Eval(n);
     declare_unknown_as_.reset();
     return AdoptOrDefault(op, index_dtype);
   };
@@ -89,6 +96,7 @@ Buffer Parser::EvalBufferRef(const Node* n, const char* what) {
 
 Array<PrimExpr> Parser::EvalIndices(const Buffer& buffer, const Node* subscript) {
   Array<PrimExpr> indices;
+  if (IsScalarIndex(subscript)) return indices;
   for (size_t i = 1; i < subscript->kids.size(); ++i) {
     const Node* k = subscript->kid(i);
     if (k->kind != NodeKind::kSlice) {
@@ -127,6 +135,7 @@ BufferRegion Parser::EvalRegion(const Node* n) {
   }
   Buffer buf = EvalBufferRef(n->kid(0), "a region");
   Array<Range> region;
+  if (IsScalarIndex(n)) return Guard(n->loc, [&] { return BufferRegion(buf, region); });
   for (size_t i = 1; i < n->kids.size(); ++i) {
     const Node* k = n->kid(i);
     if (k->kind != NodeKind::kSlice) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "ir/parser/parser_impl.h"
 
@@ -150,18 +151,62 @@ Operand Parser::Eval(const Node* n) {
   Fail(n->loc, "unsupported expression");
 }
 
-Operand Parser::EvalName(const Node* n) {
-  if (const Binding* b = Lookup(n->text)) {
-    if (b->var.defined()) return Of(b->var, n->loc);
-    Fail(n->loc, "'" + n->text + "' is a buffer, not a value; index it, as in " + n->text + "[i]");
+Operand Parser::EvalName(const Node* n) { return EvalNamed(n->text, n->loc); }
+
+Operand Parser::EvalNamed(const std::string& name, Loc loc) {
+  if (const Binding* b = Lookup(name)) {
+    if (b->var.defined()) return Of(b->var, loc);
+    Fail(loc, "'" + name + "' is a buffer, not a value; index it, as in " + name + "[i]");
   }
+  if (const Any* v = GivenValue(name)) return OperandOfValue(name, *v, loc);
   if (declare_unknown_as_) {
-    Var v(n->text, *declare_unknown_as_);
-    BindVar(n->text, v);
-    return Of(v, n->loc);
+    DataType t = *declare_unknown_as_;
+    bool size_var = false;
+    auto later = later_decls_.find(name);
+    if (later != later_decls_.end()) std::tie(t, size_var) = later->second;
+    Var v = size_var ? Guard(loc, [&]() -> Var { return SizeVar(name, t); })
+                     : Guard(loc, [&] { return Var(name, t); });
+    BindVar(name, v);
+    shape_declared_.insert(v.get());
+    return Of(v, loc);
   }
-  if (n->text == "T" || n->text == "I") Fail(n->loc, "'" + n->text + "' must be followed by '.'");
-  Fail(n->loc, "unknown name '" + n->text + "'");
+  if (name == "T" || name == "I") Fail(loc, "'" + name + "' must be followed by '.'");
+  Fail(loc, "unknown name '" + name + "'");
+}
+
+const Any* Parser::GivenValue(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+Operand Parser::OperandOfValue(const std::string& name, const Any& value, Loc loc) {
+  // An int or a float stays a literal, so that it adopts the other operand's dtype exactly as if
+  // its digits were written in place of the name.
+  if (auto b = value.as<bool>()) return Of(IntImm(DataType::Bool(), *b ? 1 : 0), loc);
+  if (auto i = value.as<int64_t>()) {
+    Operand op;
+    op.lit = Operand::kInt;
+    op.negative = *i < 0;
+    op.magnitude = *i < 0 ? 0 - static_cast<uint64_t>(*i) : static_cast<uint64_t>(*i);
+    op.loc = loc;
+    return op;
+  }
+  if (auto f = value.as<double>()) {
+    if (*f < 0) {
+      // Literals are magnitudes; a negative value is the negation of one.
+      return Of(FloatImm(DataType::Float(32), *f), loc);
+    }
+    Operand op;
+    op.lit = Operand::kFloat;
+    op.float_value = *f;
+    op.loc = loc;
+    return op;
+  }
+  if (auto e = value.as<PrimExpr>()) return Of(*e, loc);
+  std::string what = value.GetTypeKey();
+  if (value.as<String>() || value.as<DataType>()) what = "a string";
+  if (value.as<Buffer>()) what = "a buffer";
+  Fail(loc, "'" + name + "' is " + what + ", not a value");
 }
 
 Operand Parser::EvalAttr(const Node* n) {
@@ -340,6 +385,11 @@ Map<String, Any> Parser::EvalDict(const Node* n, const char* what) {
 }
 
 std::string Parser::EvalString(const Node* n, const char* what) {
+  if (n->kind == NodeKind::kName && !Lookup(n->text)) {
+    if (const Any* v = GivenValue(n->text)) {
+      if (auto s = v->as<String>()) return *s;
+    }
+  }
   if (n->kind != NodeKind::kString) {
     Fail(n->loc, std::string("expected a string literal for ") + what);
   }
@@ -350,6 +400,12 @@ DataType Parser::EvalDType(const Node* n) {
   std::string text;
   if (n->kind == NodeKind::kString) {
     text = n->text;
+  } else if (n->kind == NodeKind::kName && !Lookup(n->text) && GivenValue(n->text)) {
+    const Any* v = GivenValue(n->text);
+    if (auto t = v->as<DataType>()) return *t;
+    auto s = v->as<String>();
+    if (!s) Fail(n->loc, "'" + n->text + "' is not a dtype; expected a string such as \"float32\"");
+    text = *s;
   } else {
     std::string dotted = DottedName(n);
     if (dotted.rfind("T.", 0) != 0) Fail(n->loc, "expected a dtype string such as \"float32\"");

@@ -7,6 +7,7 @@
 #define TESSEL_SRC_IR_PARSER_PARSER_IMPL_H_
 
 #include <tessel/ir/module.h>
+#include <tessel/ir/parser.h>
 #include <tvm/ffi/cast.h>
 #include <tvm/ffi/error.h>
 
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/parser/syntax.h"
@@ -46,6 +48,8 @@ struct FuncFrame {
   Map<Var, Buffer> buffer_map;
   Map<String, Any> attrs;
   bool attrs_seen = false;
+  // `T.alloc_buffer` right under `def`: the allocations of the function's implied root block.
+  Array<Buffer> root_allocs;
 };
 
 // The parts of a block written as statements directly under `with T.block(...)`.
@@ -77,11 +81,13 @@ struct Item {
 
 class Parser : public Syntax {
  public:
-  explicit Parser(const Source& source) : Syntax(source) {}
+  explicit Parser(const Source& source, const ParseOptions* options = nullptr);
 
   // A module or a lone function, up to the end of the input; for a lone function, its name goes
   // to *lone_name.
   ObjectRef ParseFile(std::string* lone_name);
+  // The same for a Python `def` or `class` whose decorators were read by the caller.
+  ObjectRef ParsePythonDef(std::string* lone_name);
   // One expression up to the end of the input, over the given variables.
   PrimExpr ParseStandaloneExpr(const Map<String, Any>& vars);
 
@@ -120,6 +126,11 @@ class Parser : public Syntax {
   Operand EvalCompare(const Node* n);
   Operand EvalUnary(const Node* n);
   Operand EvalName(const Node* n);
+  // A name by its text (also a string shape dim such as "n"); unknown names fail at loc.
+  Operand EvalNamed(const std::string& name, Loc loc);
+  // The value given for a name by ParseOptions::values or a T.constexpr parameter, if any.
+  const Any* GivenValue(const std::string& name) const;
+  Operand OperandOfValue(const std::string& name, const Any& value, Loc loc);
   Operand EvalAttr(const Node* n);
   Operand EvalSubscript(const Node* n);
   // end - begin, with the two forms a printer writes for `begin:begin + extent` undone exactly.
@@ -174,14 +185,32 @@ class Parser : public Syntax {
                  const std::string& kind);
 
   // ---- functions (parser_func.cc) ----
-  // After the decorator: `def name(params) [-> T.dtype]:` and the body.
-  PrimFunc ParseFunction(std::string* name);
+  // After the decorator: `def name(params) [-> T.dtype]:` and the body. A function that is not
+  // private gets its name as its global symbol unless T.func_attr gives one.
+  PrimFunc ParseFunction(std::string* name, bool private_def);
   void ParseParams(FuncFrame* frame);
-  // `@<dotted>` or `@<dotted>(...)` on its own line; returns the dotted name.
-  std::string ParseDecorator();
+  // `@<dotted>` or `@<dotted>(...)` on its own line; returns the decorator (a name or a call).
+  NodePtr ParseDecorator();
+  // `private=True` of `@T.prim_func(...)` (the other keywords TVM prints are accepted and ignored).
+  bool PrimFuncDecoratorIsPrivate(const Node* decorator);
+  // After `class Name:` of a module: its functions.
+  IRModule ParseModuleBody();
   void SkipImports();
+  // Reads ahead over the function body (from the current token, the start of the parameters)
+  // for top-level declarations `n = T.int32()` / `n, k = T.int64(), T.int64()`, so that a shape
+  // naming n before its declaration gets the declared dtype.
+  void PrescanDeclarations();
 
   std::vector<std::unordered_map<std::string, Binding>> scopes_;
+  // ParseOptions::values, then T.constexpr parameter values over them.
+  std::unordered_map<std::string, Any> values_;
+  bool python_def_ = false;
+  bool private_def_ = false;
+  // Top-level declarations of the current function found by PrescanDeclarations: dtype and
+  // whether it is a size variable.
+  std::unordered_map<std::string, std::pair<DataType, bool>> later_decls_;
+  // Variables a buffer shape declared by naming them, which a later declaration may restate.
+  std::unordered_set<const Object*> shape_declared_;
   // While set, an unknown name declares a variable of this dtype (buffer shapes of parameters).
   std::optional<DataType> declare_unknown_as_;
   // Extents of the loops around the current statement, for T.axis.remap.

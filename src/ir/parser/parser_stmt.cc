@@ -63,6 +63,10 @@ void Parser::ParseStatement(SuiteContext ctx, std::vector<Item>* items) {
   }
   if (IsOp("@")) Fail(t.loc, "a decorator is only allowed at the top level");
   NodePtr e = ParseExprList();
+  if (e->kind == NodeKind::kString && Peek().kind == Tok::kNewline) {
+    // A docstring, or a string used as a comment: Python evaluates and drops it.
+    return ExpectNewline("after the string");
+  }
   if (IsOp(":")) return ParseAnnotatedLet(std::move(e), items);
   if (IsOp("=")) return ParseAssignment(ctx, std::move(e), items);
   if (IsOp("+=") || IsOp("-=") || IsOp("*=") || IsOp("/=")) {
@@ -217,7 +221,8 @@ void Parser::ParseWith(SuiteContext ctx, std::vector<Item>* items) {
   Expect(":", "after the with-statement");
   ExpectNewline("after ':'");
   std::string fn = call->kind == NodeKind::kCall ? DottedName(call->callee()) : "";
-  if (fn == "T.block") {
+  // TVM 0.25 and later print T.sblock; older TVM and TileLang write T.block.
+  if (fn == "T.block" || fn == "T.sblock") {
     items->push_back(Item{ParseBlock(call.get()), nullptr});
     return;
   }
@@ -243,11 +248,11 @@ void Parser::ParseWith(SuiteContext ctx, std::vector<Item>* items) {
     items->push_back(Item{Guard(loc, [&] { return AttrStmt(node, key, value, body); }), nullptr});
     return;
   }
-  Fail(call->loc, "unsupported with-statement; expected T.block, T.init or T.attr");
+  Fail(call->loc, "unsupported with-statement; expected T.block (T.sblock), T.init or T.attr");
 }
 
 Stmt Parser::ParseBlock(const Node* call) {
-  CheckArgs(call, "T.block", 0, 1);
+  CheckArgs(call, DottedName(call->callee()), 0, 1);
   std::string name;
   if (call->num_pos == 1) name = EvalString(call->arg(0), "the block name");
   BlockFrame frame;
@@ -294,7 +299,13 @@ void Parser::ParseAnnotatedLet(NodePtr target, std::vector<Item>* items) {
       var = Var::Pointer(target->text, EvalDType(call->arg(0)), scope);
     }
   } else {
-    DataType t = EvalDType(annotation.get());
+    // TVM 0.25 and later write a let's type as `T.let[T.int32]`.
+    const Node* type_node = annotation.get();
+    if (type_node->kind == NodeKind::kSubscript && DottedName(type_node->kid(0)) == "T.let") {
+      if (type_node->kids.size() != 2) Fail(type_node->loc, "T.let[...] takes one dtype");
+      type_node = type_node->kid(1);
+    }
+    DataType t = EvalDType(type_node);
     var = Var(target->text, t);
   }
   PrimExpr value = EvalPrimAs(value_node.get(), var.dtype());
@@ -328,6 +339,19 @@ bool Parser::ParseDeclaration(const std::string& name, const Node* call) {
   CheckArgs(call, fn, 0, 0, {"is_size_var"});
   bool size_var = false;
   if (const Node* s = call->keyword("is_size_var")) size_var = EvalBoolConst(s, "is_size_var");
+  // A buffer shape above may have declared the name already (TVM prints the declaration after
+  // the parameters that use it); the declaration then restates that variable.
+  if (const Binding* b = Lookup(name)) {
+    if (b->var.defined() && shape_declared_.count(b->var.get())) {
+      bool was_size_var = b->var.as<SizeVarNode>() != nullptr;
+      if (b->var.dtype() != *t || was_size_var != size_var) {
+        Fail(call->loc, "'" + name + "' is declared " + fn + "() but a shape above made it " +
+                            (was_size_var ? "a size variable of " : "") + b->var.dtype().str());
+      }
+      shape_declared_.erase(b->var.get());
+      return true;
+    }
+  }
   Var v = size_var ? Guard(call->loc, [&]() -> Var { return SizeVar(name, *t); })
                    : Guard(call->loc, [&] { return Var(name, *t); });
   BindVar(name, v);
@@ -349,10 +373,25 @@ void Parser::ParseAssignment(SuiteContext ctx, NodePtr target, std::vector<Item>
     return;
   }
   if (target->kind == NodeKind::kTuple) {
-    if (fn != "T.axis.remap") {
-      Fail(target->loc, "assigning to several names needs T.axis.remap on the right");
+    if (fn == "T.axis.remap") return ParseAxisRemap(ctx, target.get(), value);
+    // `n, k = T.int32(), T.int32()`: one declaration per name.
+    bool declarations =
+        value->kind == NodeKind::kTuple && value->kids.size() == target->kids.size();
+    for (size_t i = 0; declarations && i < value->kids.size(); ++i) {
+      declarations =
+          target->kid(i)->kind == NodeKind::kName && value->kid(i)->kind == NodeKind::kCall;
     }
-    return ParseAxisRemap(ctx, target.get(), value);
+    if (!declarations) {
+      Fail(target->loc,
+           "assigning to several names needs T.axis.remap or one declaration per name "
+           "(n, m = T.int32(), T.int32())");
+    }
+    for (size_t i = 0; i < value->kids.size(); ++i) {
+      if (!ParseDeclaration(target->kid(i)->text, value->kid(i))) {
+        Fail(value->kid(i)->loc, "expected a variable declaration such as T.int32()");
+      }
+    }
+    return;
   }
   if (target->kind != NodeKind::kName) Fail(target->loc, "cannot assign to this expression");
   const std::string& name = target->text;
@@ -389,10 +428,14 @@ void Parser::ParseAssignment(SuiteContext ctx, NodePtr target, std::vector<Item>
     BindBuffer(name, buf);
     return;
   }
-  if (fn == "T.alloc_buffer") {
-    if (!ctx.block) Fail(value->loc, "T.alloc_buffer is only allowed directly inside a block");
-    Buffer buf = EvalBufferDecl(value, name, 0, false, "T.alloc_buffer");
-    ctx.block->alloc_buffers.push_back(buf);
+  if (fn == "T.alloc_buffer" || fn == "T.sblock_alloc_buffer") {
+    // Right under `def`, an allocation belongs to the function's implied root block (TVM prints
+    // the root block this way).
+    if (!ctx.block && !ctx.func) {
+      Fail(value->loc, fn + " is only allowed directly inside a block or a function body");
+    }
+    Buffer buf = EvalBufferDecl(value, name, 0, false, fn.c_str());
+    (ctx.block ? ctx.block->alloc_buffers : ctx.func->root_allocs).push_back(buf);
     BindBuffer(name, buf);
     return;
   }
@@ -577,11 +620,11 @@ void Parser::ParseExprStatement(SuiteContext ctx, NodePtr expr, std::vector<Item
     (reads ? ctx.block->reads : ctx.block->writes) = EvalRegions(e, fn);
     return;
   }
-  if (fn == "T.block_attr") {
-    need_block("T.block_attr");
+  if (fn == "T.block_attr" || fn == "T.sblock_attr") {
+    need_block(fn.c_str());
     CheckArgs(e, fn, 1, 1);
-    if (ctx.block->seen_attr) Fail(e->loc, "T.block_attr is given twice");
-    ctx.block->annotations = EvalDict(e->arg(0), "T.block_attr");
+    if (ctx.block->seen_attr) Fail(e->loc, fn + " is given twice");
+    ctx.block->annotations = EvalDict(e->arg(0), fn.c_str());
     ctx.block->seen_attr = true;
     return;
   }

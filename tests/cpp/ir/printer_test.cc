@@ -360,18 +360,18 @@ TEST_F(PrinterTest, BlockWithoutRemap) {
   Stmt s = For(i, 0, 8, ForKind::kSerial, BlockRealize({Add(i, 2)}, LT(i, a), block));
   ExpectPrint(s,
               "for i in range(8):\n"
-              "    with T.block(\"blk\"):\n"
+              "    with T.sblock(\"blk\"):\n"
               "        vi = T.axis.spatial((2, 10), i + 2)\n"
               "        T.where(i < a)\n"
               "        T.reads(A[vi, 0:16])\n"
               "        T.writes(B[vi])\n"
-              "        T.block_attr({\"meta\": 1})\n"
-              "        L = T.alloc_buffer((4,), \"float32\", scope=\"local\")\n"
+              "        T.sblock_attr({\"meta\": 1})\n"
+              "        L = T.sblock_alloc_buffer((4,), \"float32\", scope=\"local\")\n"
               "        A_sub = T.match_buffer(A[vi, 0:16], (16,), \"float32\")\n"
               "        B[vi] = L[0]\n");
   Block empty({}, {}, {}, "root", Evaluate(0));
   ExpectPrint(BlockRealize({}, Bool(true), empty),
-              "with T.block(\"root\"):\n    T.reads()\n    T.writes()\n    T.evaluate(0)\n");
+              "with T.sblock(\"root\"):\n    T.reads()\n    T.writes()\n    T.evaluate(0)\n");
 }
 
 // A matmul with its reduction block: the canonical text a scheduled kernel starts from.
@@ -402,16 +402,16 @@ PrimFunc MakeMatmul() {
 TEST_F(PrinterTest, MatmulFunction) {
   ExpectPrint(MakeMatmul(),
               "# from tvm.script import ir as I\n"
-              "# from tvm.script import tir as T\n"
+              "# from tvm.script import tirx as T\n"
               "\n"
-              "@T.prim_func\n"
+              "@T.prim_func(s_tir=True)\n"
               "def matmul(A: T.Buffer((128, 128), \"float32\"), B: T.Buffer((128, 128), "
               "\"float32\"), C: T.Buffer((128, 128), \"float32\")):\n"
               "    T.func_attr({\"global_symbol\": \"matmul\", \"tir.noalias\": True})\n"
               "    for i in range(128):\n"
               "        for j in range(128):\n"
               "            for k in range(128):\n"
-              "                with T.block(\"C\"):\n"
+              "                with T.sblock(\"C\"):\n"
               "                    vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
               "                    T.reads(A[vi, vk], B[vk, vj])\n"
               "                    T.writes(C[vi, vj])\n"
@@ -438,9 +438,9 @@ TEST_F(PrinterTest, ParametersAndFreeVariables) {
   PrimFunc fn({px, py, h, k}, body, {{px, X}, {py, Y}}, {}, kI32);
   ExpectPrint(fn,
               "# from tvm.script import ir as I\n"
-              "# from tvm.script import tir as T\n"
+              "# from tvm.script import tirx as T\n"
               "\n"
-              "@T.prim_func\n"
+              "@T.prim_func(private=True)\n"
               "def main(X: T.Buffer((n, 4), \"float32\"), Y: T.Buffer((T.int64(8),), \"float16\", "
               "strides=(s,), align=16, offset_factor=4, index_dtype=\"int64\"), h: T.handle, k: "
               "T.int32) -> T.int32:\n"
@@ -463,9 +463,9 @@ TEST_F(PrinterTest, BufferDataAndFreeBuffers) {
   });
   ExpectPrint(PrimFunc({px}, body, {{px, X}}),
               "# from tvm.script import ir as I\n"
-              "# from tvm.script import tir as T\n"
+              "# from tvm.script import tirx as T\n"
               "\n"
-              "@T.prim_func\n"
+              "@T.prim_func(private=True)\n"
               "def main(X: T.Buffer((16,), \"float32\")):\n"
               "    n = T.int32()\n"
               "    F = T.Buffer((n,), \"float32\")\n"
@@ -497,24 +497,24 @@ TEST_F(PrinterTest, ModuleSortsFunctionsAndIsDeterministic) {
   IRModule mod({{"zeta", fb}, {"alpha", fa}}, {{"version", 2}});
   std::string expected =
       "# from tvm.script import ir as I\n"
-      "# from tvm.script import tir as T\n"
+      "# from tvm.script import tirx as T\n"
       "\n"
       "@I.ir_module\n"
       "class Module:\n"
       "    I.module_attrs({\"version\": 2})\n"
       "\n"
-      "    @T.prim_func\n"
+      "    @T.prim_func(private=True)\n"
       "    def alpha():\n"
       "        T.evaluate(0)\n"
       "\n"
-      "    @T.prim_func\n"
+      "    @T.prim_func(private=True)\n"
       "    def zeta(X: T.Buffer((4,), \"float32\")):\n"
       "        X[0] = T.float32(1)\n";
   ExpectPrint(mod, expected);
   ExpectPrint(IRModule({{"alpha", fa}, {"zeta", fb}}, {{"version", 2}}), expected);
   EXPECT_EQ(AsText(MakeMatmul()), AsText(MakeMatmul()));
   ExpectPrint(IRModule(),
-              "# from tvm.script import ir as I\n# from tvm.script import tir as T\n\n"
+              "# from tvm.script import ir as I\n# from tvm.script import tirx as T\n\n"
               "@I.ir_module\nclass Module:\n    pass\n");
 }
 

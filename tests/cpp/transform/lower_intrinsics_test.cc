@@ -137,7 +137,7 @@ def f(A: T.Buffer((8,), "float32")):
 TEST(LowerIntrinsics, IntegerMathIsAnError) {
   PrimFunc f = testing::ParseFunc(Kernel("int32", "int32", "T.exp(x)"));
   testing::ExpectError([&] { transform::LowerIntrinsics(f); }, "ValueError",
-                       {"exp of int32 in function <unnamed>"});
+                       {"exp of int32 in function 'f'"});
 }
 
 }  // namespace

@@ -80,28 +80,66 @@ def f(A: T.Buffer((64,), "float32")):
 )");
 }
 
-TEST(LowerThreadBinding, SameTagNestedIsAnError) {
+TEST(LowerThreadBinding, SameTagNestedOverAnotherExtentIsAnError) {
   PrimFunc f = ParseFunc(R"(
 @T.prim_func
 def f(A: T.Buffer((64,), "float32")):
     for i in T.thread_binding(8, thread="threadIdx.x"):
-        for j in T.thread_binding(8, thread="threadIdx.x"):
+        for j in T.thread_binding(4, thread="threadIdx.x"):
             A[i * 8 + j] = T.float32(1)
 )");
-  testing::ExpectError([&] { LowerThreadBinding(f); }, "ValueError",
-                       {"LowerThreadBinding", "threadIdx.x", "bound twice", "'j' inside 'i'"});
+  testing::ExpectError(
+      [&] { LowerThreadBinding(f); }, "ValueError",
+      {"LowerThreadBinding", "threadIdx.x", "bound twice", "'j' inside 'i'", "different extent"});
 }
 
-TEST(LowerThreadBinding, LoopInsideAttributeOfTheSameTagIsAnError) {
-  PrimFunc f = ParseFunc(R"(
+TEST(LowerThreadBinding, SameTagNestedOverTheSameExtentIsTheSameThread) {
+  // TVM's cooperative fetch: a copy loop inside the thread loop binds the same thread again.
+  ExpectPass(Lower, R"(
+@T.prim_func
+def f(A: T.Buffer((64,), "float32"), S: T.Buffer((64,), "float32")):
+    for ty in T.thread_binding(8, thread="threadIdx.y"):
+        for k in range(8):
+            for ty2 in T.thread_binding(8, thread="threadIdx.y"):
+                S[k * 8 + ty2] = A[k * 8 + ty2]
+        A[ty] = S[ty]
+)",
+             R"(
+@T.prim_func
+def f(A: T.Buffer((64,), "float32"), S: T.Buffer((64,), "float32")):
+    threadIdx_y = T.int32()
+    with T.attr(threadIdx_y, "thread_extent", 8):
+        for k in range(8):
+            S[k * 8 + threadIdx_y] = A[k * 8 + threadIdx_y]
+        A[threadIdx_y] = S[threadIdx_y]
+)");
+}
+
+TEST(LowerThreadBinding, LoopInsideAttributeOfTheSameTagIsTheSameThread) {
+  ExpectPass(Lower, R"(
 @T.prim_func
 def f(A: T.Buffer((64,), "float32")):
     blockIdx_x = T.int32()
     with T.attr(blockIdx_x, "thread_extent", 8):
         for j in T.thread_binding(8, thread="blockIdx.x"):
             A[blockIdx_x * 8 + j] = T.float32(1)
+)",
+             R"(
+@T.prim_func
+def f(A: T.Buffer((64,), "float32")):
+    blockIdx_x = T.int32()
+    with T.attr(blockIdx_x, "thread_extent", 8):
+        A[blockIdx_x * 8 + blockIdx_x] = T.float32(1)
 )");
-  testing::ExpectError([&] { LowerThreadBinding(f); }, "ValueError", {"blockIdx.x", "twice"});
+  PrimFunc g = ParseFunc(R"(
+@T.prim_func
+def f(A: T.Buffer((64,), "float32")):
+    blockIdx_x = T.int32()
+    with T.attr(blockIdx_x, "thread_extent", 8):
+        for j in T.thread_binding(2, thread="blockIdx.x"):
+            A[blockIdx_x * 8 + j] = T.float32(1)
+)");
+  testing::ExpectError([&] { LowerThreadBinding(g); }, "ValueError", {"blockIdx.x", "twice"});
 }
 
 TEST(LowerThreadBinding, UnknownTagIsAnError) {
