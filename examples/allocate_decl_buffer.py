@@ -1,6 +1,8 @@
 # Explicit storage: T.allocate (plain, conditional, annotated) with T.decl_buffer views, and a buffer
 # over an externally provided shared-memory pointer.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def allocate_decl_buffer(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), use_tmp: T.bool):

@@ -1,5 +1,7 @@
 # Argument checks with assert and scalar temporaries with LetStmt, as a lowered host function has them.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def assert_let_stmt(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), lo: T.int32, hi: T.int32):

@@ -1,6 +1,8 @@
 # A lowered GPU kernel: thread axes launched with T.attr("thread_extent"), plus pragma attributes on
 # a string node and on None.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def attr_thread_extent(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):

@@ -1,7 +1,9 @@
 # 96 KB of dynamic shared memory (more than the 48 KB a launch gets without opting in): each block
 # stages one 24576-float row, then writes it back reversed, so every thread reads what others
 # stored.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def big_smem(A: T.Buffer((n, 24576), "float32"), B: T.Buffer((n, 24576), "float32")):

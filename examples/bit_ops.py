@@ -1,5 +1,7 @@
 # Integer hashing and bit tricks: shifts, and/or/xor/not, popcount, and float bits through reinterpret.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def bit_ops(X: T.Buffer((1024,), "uint32"), H: T.Buffer((1024,), "uint32"), P: T.Buffer((1024,), "int32"), F: T.Buffer((1024,), "float32"), G: T.Buffer((1024,), "float32")):

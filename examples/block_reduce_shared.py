@@ -1,5 +1,7 @@
 # A lowered shared-memory tree reduction per thread block, synchronized with tvm_storage_sync.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def block_reduce_shared(A: T.Buffer((32768,), "float32"), B: T.Buffer((256,), "float32")):

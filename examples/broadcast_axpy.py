@@ -1,5 +1,7 @@
 # Vector axpy, y = alpha * x + y, with the scalar alpha broadcast to 8 lanes.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def broadcast_axpy(alpha: T.float32, X: T.Buffer((1024,), "float32"), Y: T.Buffer((1024,), "float32")):

@@ -1,6 +1,8 @@
 # Calls to external C functions: value-producing (call_extern / call_pure_extern) and as statements,
 # plus T.evaluate of a plain value.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def call_extern(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32"), C: T.Buffer((256,), "float32")):

@@ -1,5 +1,7 @@
 # 1-D convolution (NCW layout, kernel 3, padding 1) with an explicit zero-padding stage.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def conv1d(X: T.Buffer((1, 16, 128), "float32"), W: T.Buffer((32, 16, 3), "float32"), Y: T.Buffer((1, 32, 128), "float32")):

@@ -1,5 +1,7 @@
 # The four integer divisions: floor (// and %) and truncating (T.truncdiv, T.truncmod), on signed values.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def div_mod(A: T.Buffer((512,), "int32"), FD: T.Buffer((512,), "int32"), FM: T.Buffer((512,), "int32"), TD: T.Buffer((512,), "int32"), TM: T.Buffer((512,), "int32")):

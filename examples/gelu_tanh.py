@@ -1,5 +1,7 @@
 # GELU, tanh approximation: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def gelu_tanh(X: T.Buffer((4096,), "float32"), Y: T.Buffer((4096,), "float32")):

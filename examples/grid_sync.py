@@ -1,6 +1,8 @@
 # A cooperative kernel: every block writes its slice of A, the whole grid meets at T.grid_sync(),
 # then each block reads the slice its neighbour wrote.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def grid_sync(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):

@@ -1,5 +1,7 @@
 # Statement-level control flow: if / elif / else, a branch hint with T.likely, and not / or.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def if_elif_else(A: T.Buffer((300,), "float32"), B: T.Buffer((300,), "float32"), n: T.int32):

@@ -1,5 +1,7 @@
 # int64 shapes, loops and flat indices: buffers too large for 32-bit index arithmetic.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def int64_indexing(A: T.Buffer((T.int64(65536), T.int64(65536)), "float16"), B: T.Buffer((T.int64(4294967296),), "float16"), C: T.Buffer((n,), "float32", index_dtype="int64")):

@@ -1,5 +1,7 @@
 # int8 x int8 dot products accumulated in int32 (the usual quantized GEMV), then requantized to uint8.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def int8_dot_accumulate(A: T.Buffer((64, 256), "int8"), x: T.Buffer((256,), "int8"), acc: T.Buffer((64,), "int32"), out: T.Buffer((64,), "uint8")):

@@ -1,5 +1,7 @@
 # Layer normalization over the last axis: mean, variance, then (x - mean) * rsqrt(var + eps) * gamma + beta.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def layernorm(X: T.Buffer((32, 768), "float32"), gamma: T.Buffer((768,), "float32"), beta: T.Buffer((768,), "float32"), Y: T.Buffer((32, 768), "float32")):

@@ -1,5 +1,7 @@
 # Leaky ReLU with T.Select (both sides evaluated: a value choice, not control flow).
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def leaky_relu_select(A: T.Buffer((2048,), "float32"), B: T.Buffer((2048,), "float32")):

@@ -1,5 +1,7 @@
 # Expression-level Let: bind a value once and use it several times inside one expression.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def let_expr(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):

@@ -1,6 +1,8 @@
 # Every loop kind: serial (range and T.serial with a start and annotations), parallel, unrolled,
 # vectorized, and thread-bound.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def loop_kinds(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):

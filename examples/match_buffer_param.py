@@ -1,6 +1,8 @@
 # Handle parameters bound with T.match_buffer at the top of the body (the older TVMScript spelling),
 # strided and offset buffers, and a size variable.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def match_buffer_param(a: T.handle, b: T.handle, stride: T.int32):

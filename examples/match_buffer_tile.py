@@ -1,5 +1,7 @@
 # A block that binds a 16x16 sub-tile of A with T.match_buffer and carries block annotations.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def match_buffer_tile(A: T.Buffer((64, 64), "float32"), B: T.Buffer((4, 4), "float32")):

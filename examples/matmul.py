@@ -1,6 +1,8 @@
 # Matrix multiply C = A @ B over symbolic sizes, with a reduce axis and an init block; rows of C are
 # spread over the CPU's threads.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def matmul(A: T.Buffer((M, K), "float32"), B: T.Buffer((K, N), "float32"), C: T.Buffer((M, N), "float32")):

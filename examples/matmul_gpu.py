@@ -1,6 +1,8 @@
 # Tiled GPU matmul over symbolic sizes (each a multiple of 32): a 32x32 thread block computes a
 # 32x32 tile of C, staging 32x32 tiles of A and B through shared memory along k.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def matmul_gpu(A: T.Buffer((m, k), "float32"), B: T.Buffer((k, n), "float32"), C: T.Buffer((m, n), "float32")):

@@ -1,6 +1,8 @@
 # Tiled GPU matmul: 32x32 output tiles per thread block, one thread per output element, the K loop
 # staged through shared memory one 32-wide slice at a time.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def matmul_gpu_tiled(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"), C: T.Buffer((1024, 1024), "float32")):

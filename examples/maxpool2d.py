@@ -1,5 +1,7 @@
 # 2x2 max pooling with stride 2 (NCHW): two reduce axes, initialized to -inf.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def maxpool2d(X: T.Buffer((1, 8, 64, 64), "float32"), Y: T.Buffer((1, 8, 32, 32), "float32")):

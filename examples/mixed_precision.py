@@ -1,5 +1,7 @@
 # Mixed precision: float16 / bfloat16 / float64 inputs, bool masks, NaN and infinity handling.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def mixed_precision(X: T.Buffer((1024,), "float16"), Y: T.Buffer((1024,), "bfloat16"), mask: T.Buffer((1024,), "bool"), Z: T.Buffer((1024,), "float32"), W: T.Buffer((1024,), "float64")):

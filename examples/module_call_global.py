@@ -1,6 +1,8 @@
 # A module of two functions; one calls the other through T.call_global.
-# from tvm.script import ir as I
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import ir as I
+from tessel.script import tir as T
 
 @I.ir_module
 class Module:

@@ -1,8 +1,10 @@
 # Programmatic dependent launch: the producer lets the next kernel on the stream start once its
 # stores are issued (T.pdl_trigger); the consumer waits for the producer's memory (T.pdl_sync)
 # before reading what it wrote.
-# from tvm.script import ir as I
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import ir as I
+from tessel.script import tir as T
 
 @I.ir_module
 class Module:

@@ -1,5 +1,7 @@
 # Symmetric int8 quantization and dequantization: q = clamp(round(x / scale), -128, 127).
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def quantize_int8(X: T.Buffer((1024,), "float32"), scale: T.float32, Q: T.Buffer((1024,), "int8"), D: T.Buffer((1024,), "float32")):

@@ -1,5 +1,7 @@
 # Sum over the last axis: B[i] = sum_k A[i, k].
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def reduce_sum(A: T.Buffer((256, 1024), "float32"), B: T.Buffer((256,), "float32")):

@@ -1,5 +1,7 @@
 # ReLU over a 2-D tensor: B = max(A, 0).
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def relu(A: T.Buffer((128, 256), "float32"), B: T.Buffer((128, 256), "float32")):

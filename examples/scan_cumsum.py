@@ -1,6 +1,8 @@
 # Prefix sum as an ordered (scan) axis, with an opaque axis for the column; if_then_else reads the
 # previous element only when there is one.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def scan_cumsum(A: T.Buffer((16, 1024), "float32"), B: T.Buffer((16, 1024), "float32")):

@@ -1,5 +1,7 @@
 # Interleave two 4-lane vectors into one 8-lane vector with T.Shuffle.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def shuffle_interleave(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32"), C: T.Buffer((512,), "float32")):

@@ -1,5 +1,7 @@
 # SiLU (x * sigmoid(x)) with the sigmoid spelled out through T.exp, next to the T.sigmoid intrinsic.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def silu_sigmoid(X: T.Buffer((64, 512), "float32"), Y: T.Buffer((64, 512), "float32"), G: T.Buffer((64, 512), "float32")):

@@ -1,6 +1,8 @@
 # Shared memory sized by a symbolic parameter: each block stages a row of m floats in dynamic shared
 # memory (m * 4 bytes, known only at launch) and writes it back reversed.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def smem_symbolic(A: T.Buffer((n, m), "float32"), B: T.Buffer((n, m), "float32")):

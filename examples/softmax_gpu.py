@@ -1,7 +1,9 @@
 # Row softmax on the GPU over symbolic sizes: one thread block per row, 256 threads striding over
 # the row; the row max and the exp-sum are tree reductions through shared memory. The barriers are
 # left to InjectSharedBarriers.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def softmax_gpu(A: T.Buffer((n, m), "float32"), B: T.Buffer((n, m), "float32")):

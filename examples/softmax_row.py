@@ -1,7 +1,9 @@
 # Row softmax over symbolic sizes: per row, a max reduction, an exp-sum reduction, then
 # normalization; rows are spread over the CPU's threads, intermediates live in buffers allocated by
 # the root block.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def softmax_row(A: T.Buffer((n, m), "float32"), B: T.Buffer((n, m), "float32")):

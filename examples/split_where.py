@@ -1,5 +1,7 @@
 # A loop over symbolic n split by 16, with the tail guarded by the block predicate T.where.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def split_where(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):

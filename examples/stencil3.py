@@ -1,5 +1,7 @@
 # A 3-point stencil over the interior [1, 127): an iter var whose domain does not start at 0.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def stencil3(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):

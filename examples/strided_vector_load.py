@@ -1,5 +1,7 @@
 # De-interleave: even and odd elements of A into two arrays with stride-2 Ramp loads.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def strided_vector_load(A: T.Buffer((2048,), "float32"), Even: T.Buffer((1024,), "float32"), Odd: T.Buffer((1024,), "float32")):

@@ -1,5 +1,7 @@
 # Row scaling over symbolic shapes: n and m are declared by the first buffer shape that uses them.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def symbolic_shape(A: T.Buffer((n, m), "float32"), s: T.Buffer((n,), "float32"), B: T.Buffer((n, m), "float32")):

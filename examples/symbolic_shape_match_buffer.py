@@ -1,6 +1,8 @@
 # Row scaling over symbolic shapes in the spelling TVM prints: handle parameters, `n = T.int32()`
 # declarations and T.match_buffer at the top of the body.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def symbolic_shape_match_buffer(a: T.handle, s_handle: T.handle, b: T.handle):

@@ -1,7 +1,9 @@
 # take / gather along axis 0 with out-of-bounds mode "fill": B[i, j] = A[indices[i], j] when
 # 0 <= indices[i] < n, else fill_value. The fill value is a parameter of the tensor's own dtype
 # (int32 here), not a float NaN forced onto an integer tensor.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def take_fill(A: T.Buffer((n, m), "int32"), indices: T.Buffer((k,), "int64"), fill_value: T.int32, B: T.Buffer((k, m), "int32")):

@@ -1,5 +1,7 @@
 # take / gather along axis 0, out-of-bounds mode "clip" (indices clamped into [0, n)): B[i, j] = A[clamp(indices[i]), j].
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def take_gather(A: T.Buffer((n, m), "float32"), indices: T.Buffer((k,), "int32"), B: T.Buffer((k, m), "float32")):

@@ -1,5 +1,7 @@
 # 2-D transpose, B[j, i] = A[i, j], tiled 32x32 so both sides are walked in blocks.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def transpose(A: T.Buffer((512, 256), "float32"), B: T.Buffer((256, 512), "float32")):

@@ -1,6 +1,8 @@
 # Element-wise vector add, C = A + B, over a symbolic length n: 8-wide chunks spread over the CPU's
 # threads and vectorized, then a scalar tail for the n % 8 elements left over.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def vector_add(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), C: T.Buffer((n,), "float32")):

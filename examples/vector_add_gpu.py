@@ -1,7 +1,9 @@
 # GPU vector add over a symbolic length: each thread adds 4 consecutive elements with one 16-byte
 # load per input and one 16-byte store (float4), 256 threads per block; the thread that holds the
 # last partial group of 4 falls back to guarded scalar adds.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def vector_add_gpu(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), C: T.Buffer((n,), "float32")):

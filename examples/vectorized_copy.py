@@ -1,5 +1,7 @@
 # Vectorized copy with an add: 4-lane Ramp loads and stores, written both as T.Ramp and as a slice.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def vectorized_copy(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):

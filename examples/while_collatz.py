@@ -1,5 +1,7 @@
 # Collatz step counts: a while loop over a one-element local buffer, guarded by an assert.
-# from tvm.script import tir as T
+from __future__ import annotations
+
+from tessel.script import tir as T
 
 @T.prim_func
 def while_collatz(A: T.Buffer((256,), "int32"), S: T.Buffer((256,), "int32")):
