@@ -169,3 +169,26 @@ def test_dask_executor():
         a = np.random.default_rng(2).random(4096, dtype=np.float32)
         np.testing.assert_array_equal(work(a), a)
     assert work.best_config(a) == {"REPEAT": 1}
+
+
+def test_cuda_autotune_with_torch():
+    torch = pytest.importorskip("torch", reason="torch is not installed (CI does not install it)")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+
+    @tessel.autotune(configs=[{"THREADS": 32, "REPEAT": 64}, {"THREADS": 256, "REPEAT": 1}],
+                     key=["n"], reference=lambda a: a.clone(), progress=False)
+    @tessel.jit(target="cuda", out=["B"])
+    def copy_gpu(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), *,
+                 THREADS: T.constexpr = 128, REPEAT: T.constexpr = 1):
+        for bx in T.thread_binding((n + THREADS - 1) // THREADS, thread="blockIdx.x"):
+            for tx in T.thread_binding(THREADS, thread="threadIdx.x"):
+                if bx * THREADS + tx < n:
+                    B[bx * THREADS + tx] = A[bx * THREADS + tx]
+                    for r in range(REPEAT):
+                        B[bx * THREADS + tx] = T.max(B[bx * THREADS + tx], A[bx * THREADS + tx])
+
+    a = torch.rand(1 << 22, device="cuda")
+    torch.testing.assert_close(copy_gpu(a), a)
+    assert copy_gpu.best_config(a) == {"THREADS": 256, "REPEAT": 1}
+    assert all(r["source"] == "measured" for r in copy_gpu.last_results)

@@ -237,3 +237,23 @@ def test_cuda_compile_ahead_of_time_without_a_gpu(tmp_path):
     k.export(tmp_path / "double_gpu.so")
     assert (tmp_path / "double_gpu.so").stat().st_size > 0
     assert "disk cache miss" in double_gpu.recompile_reasons[0]
+
+
+def double_gpu_kernel(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), *,
+                      THREADS: T.constexpr = 128):
+    for bx in T.thread_binding((n + THREADS - 1) // THREADS, thread="blockIdx.x"):
+        for tx in T.thread_binding(THREADS, thread="threadIdx.x"):
+            if bx * THREADS + tx < n:
+                B[bx * THREADS + tx] = A[bx * THREADS + tx] * T.float32(2)
+
+
+def test_torch_cuda_tensors():
+    torch = pytest.importorskip("torch", reason="torch is not installed (CI does not install it)")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    k = tessel.jit(target="cuda", out=["B"])(double_gpu_kernel)  # -arch from GPU 0
+    a = torch.rand(1000, device="cuda")
+    b = k(a, THREADS=64)
+    assert b.device == a.device and b.dtype == torch.float32
+    torch.testing.assert_close(b, a * 2)
+    assert "-arch=sm_" in k.compile(THREADS=64).target
