@@ -59,7 +59,16 @@ else
   reqs="$("$PY" -c 'import sys, tomllib
 print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' \
     "$ROOT/pyproject.toml")"
-  if [[ ! -f "$BENV/.requirements" ]] || [[ "$(cat "$BENV/.requirements")" != "$reqs" ]]; then
+  # The development venv made by scripts/setup.sh holds the same pinned build requirements. Built
+  # from it, the wheel's compile commands equal build/'s (same include paths, same build type
+  # below, the folder left out of ccache's hash there too), so ccache gives back build/'s objects.
+  if [[ -z "${TESSEL_WHEEL_BUILD_ENV:-}" && -f "$ROOT/.venv/.tessel-requirements" ]] &&
+    "$ROOT/.venv/bin/python" -c 'import scikit_build_core' 2>/dev/null; then
+    BENV="$ROOT/.venv"
+  fi
+  if [[ "$BENV" == "$ROOT/.venv" ]]; then
+    :
+  elif [[ ! -f "$BENV/.requirements" ]] || [[ "$(cat "$BENV/.requirements")" != "$reqs" ]]; then
     rm -rf "$BENV"
     log "build environment $BENV"
     step "create the build environment" "$PY" -m venv "$BENV"
@@ -69,7 +78,8 @@ print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"
   fi
   # A fresh build folder each run; without the folder in ccache's hash, objects of earlier runs hit.
   step "build the wheel" env CCACHE_NOHASHDIR=1 "$BENV/bin/python" -m pip wheel "$ROOT" \
-    --no-deps --no-build-isolation -w "$TMP/dist" -C build-dir="$TMP/build"
+    --no-deps --no-build-isolation -w "$TMP/dist" -C build-dir="$TMP/build" \
+    -C cmake.build-type=RelWithDebInfo
 fi
 WHEEL="$(ls "$TMP"/dist/tessel-*.whl)"
 log "built $(basename "$WHEEL") ($(du -h "$WHEEL" | cut -f1))"
