@@ -69,6 +69,8 @@ def test_every_example_through_prim_func_equals_its_text(repo):
         made = [v for v in vars(mod).values() if isinstance(v, (ir.PrimFunc, ir.IRModule))]
         assert len(made) == 1, path.name
         ir.assert_structural_equal(made[0], parsed, map_free_vars=True)
+        # The printed text is the contract: parsing it gives the function back.
+        ir.assert_structural_equal(made[0], tessel.parse(made[0].script()), map_free_vars=True)
 
 
 def test_private_and_s_tir_flags(tmp_path):

@@ -32,6 +32,14 @@ class Node(Object):
             return repr(self)
         return as_text(self)
 
+    def script(self) -> str:
+        """The text format (TVM's name for it): the same as ``str(node)``."""
+        return str(self)
+
+    def show(self) -> None:
+        """Prints the text format."""
+        print(str(self))
+
 
 def to_dtype(value: Any, what: str = "dtype") -> tvm_ffi.dtype:
     """A tvm-ffi dtype from a string or dtype; "bool" means uint1, as in the C++ DataType."""
