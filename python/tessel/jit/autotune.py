@@ -143,13 +143,23 @@ class Autotuner:
     def _key_of(self, args: tuple, kwargs: dict) -> tuple:
         if not self.key:
             return ((), _freeze(kwargs))
-        cvals = self.jit.constexpr_values({**kwargs, **self.configs[0]})
-        sig = self.jit.generic(cvals)[1]
+        sig = self._signature(kwargs)
         for n in self.key:
             if n not in sig.dims:
                 raise ValueError(f"autotune key names {n!r}, which is not a dim or scalar "
                                  f"argument of {self.jit.name} (those are {sorted(sig.dims)})")
         return (sig.dim_values(args, self.key), _freeze(kwargs))
+
+    def _signature(self, kwargs: dict) -> Any:
+        """The call signature (where the dims are read from), from the first config that
+        specializes; a config that does not is left to the tuning's failure table."""
+        first_error = None
+        for config in self.configs:
+            try:
+                return self.jit.generic(self.jit.constexpr_values({**kwargs, **config}))[1]
+            except Exception as err:  # noqa: BLE001
+                first_error = first_error or err
+        raise first_error
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kv = self._key_of(args, kwargs)
