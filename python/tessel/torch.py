@@ -36,7 +36,7 @@ except ImportError as _err:  # pragma: no cover - exercised only without torch
 from .jit.args import _SAFE, Signature, free_names
 from .jit.kernel import JitFunction
 
-__all__ = ["register", "deregister", "registered", "schema_of"]
+__all__ = ["register", "deregister", "registered", "schema_of", "library"]
 
 # dtype prefix -> schema scalar type. Int scalars are SymInt so that a size passed as a scalar
 # stays symbolic under torch.compile(dynamic=True) (eager callers pass plain ints).
@@ -409,7 +409,8 @@ def _deregister_locked(qualname: str) -> bool:
 
 def deregister(qualname: str) -> bool:
     """Removes an operator registered by ``register`` (its definition, implementations and
-    fake); True if there was one. Graphs compiled before still hold the old operator."""
+    fake); True if there was one. Graphs compiled before are not re-traced: call
+    ``torch._dynamo.reset()`` after deregistering or replacing an operator they use."""
     with _lock:
         return _deregister_locked(qualname)
 
@@ -418,3 +419,15 @@ def registered() -> dict:
     """qualname -> schema of the operators registered through ``register`` in this process."""
     with _lock:
         return {q: f"{q.split('::')[0]}::{r.schema}" for q, r in _registry.items()}
+
+
+def library(qualname: str) -> Any:
+    """The ``torch.library.Library`` that holds the operator ``qualname`` registered by
+    ``register``: pass it as ``lib=`` to ``torch.library.register_autograd`` (or other
+    registrations) so that ``deregister`` / ``replace=True`` remove them too."""
+    with _lock:
+        reg = _registry.get(qualname)
+    if reg is None:
+        raise KeyError(f"tessel.torch: {qualname!r} is not registered through "
+                       "tessel.torch.register")
+    return reg.lib

@@ -46,7 +46,8 @@ def fresh_cache(tmp_path, monkeypatch):
 
 @pytest.fixture()
 def names(request):
-    """A fresh operator name per test, deregistered afterwards; ``names("x")`` -> "tessel_test::x_<test>"."""
+    """A fresh operator name per test, deregistered afterwards: ``names("x")`` is
+    "tessel_test::x_<test name>"."""
     made = []
     base = request.node.name.replace("[", "_").replace("]", "").replace("-", "_")
 
@@ -133,19 +134,24 @@ _BLOCK_TORCH = textwrap.dedent("""
 """)
 
 
+def _subprocess_env():
+    """This process's environment, with the folder this process imported tessel from first."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tessel.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
 def test_import_tessel_needs_no_torch():
     """tessel itself never imports torch (tvm-ffi imports it when it is there, so the check runs
     with torch blocked)."""
     code = _BLOCK_TORCH + textwrap.dedent("""
         import tessel, tessel.jit
         assert "torch" not in sys.modules
-        for name, mod in list(sys.modules.items()):
-            if name.startswith("tessel"):
-                assert "torch" not in getattr(mod, "__dict__", {}) or name == "tessel", name
         print("ok")
     """)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True, env=dict(os.environ))
+                         text=True, env=_subprocess_env())
     assert out.stdout.strip() == "ok"
 
 
@@ -162,7 +168,7 @@ def test_tessel_torch_without_torch_is_a_clear_import_error():
             raise SystemExit("no ImportError")
     """)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True, env=dict(os.environ))
+                         text=True, env=_subprocess_env())
     assert out.stdout.strip() == "ok"
 
 
@@ -353,7 +359,8 @@ def test_register_errors(names):
     add = tessel.jit(out=["C"])(add_kernel)
     with pytest.raises(ValueError, match="expected a @tessel.jit function"):
         tt.register(add_kernel, names("plain"))
-    tuned = tessel.autotune(configs=[{"SCALE": 1}], progress=False)(tessel.jit(out=["C"])(add_kernel))
+    tuned = tessel.autotune(configs=[{"SCALE": 1}], progress=False)(
+        tessel.jit(out=["C"])(add_kernel))
     with pytest.raises(ValueError, match="@tessel.autotune kernel"):
         tt.register(tuned, names("tuned"))
     for bad in ("noname", "a::b::c", "ns::bad-name", "ns::x.overload", "1ns::x", 3):
@@ -432,6 +439,35 @@ def test_undeclared_in_place_write_warns(names):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tt.register(tessel.jit(scale_kernel), names("scale2"), mutates=["A"])
+
+
+@needs_torch
+@needs_parser
+def test_user_autograd_on_the_op(names):
+    """No backward is registered by tessel; torch.library.register_autograd adds one, and with
+    lib=tessel.torch.library(q) it goes away with the operator."""
+    add = tessel.jit(out=["C"])(add_kernel)
+    q = names("grad")
+    op = tt.register(add, q, constexprs={"SCALE": 3})
+    assert not torch._C._dispatch_has_kernel_for_dispatch_key(q, "Autograd")
+
+    def setup_context(ctx, inputs, output):
+        pass
+
+    def backward(ctx, grad):
+        return grad, grad * 3
+
+    torch.library.register_autograd(q, backward, setup_context=setup_context, lib=tt.library(q))
+    a, b = torch.randn(8, requires_grad=True), torch.randn(8, requires_grad=True)
+    op(a, b).sum().backward()
+    torch.testing.assert_close(a.grad, torch.ones(8))
+    torch.testing.assert_close(b.grad, torch.full((8,), 3.0))
+    torch.library.opcheck(op, (torch.randn(5, requires_grad=True),
+                               torch.randn(5, requires_grad=True)))
+    tt.register(add, q, replace=True)
+    assert not torch._C._dispatch_has_kernel_for_dispatch_key(q, "Autograd")
+    with pytest.raises(KeyError):
+        tt.library("tessel_test::never_registered")
 
 
 # ---- CUDA --------------------------------------------------------------------------------------
