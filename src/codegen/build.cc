@@ -2,6 +2,7 @@
 // content-addressed library cache, loading through tvm-ffi.
 #include <tessel/codegen/build.h>
 #include <tessel/ir/functor.h>
+#include <tessel/ir/span.h>
 #include <tessel/support/env.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
@@ -185,7 +186,8 @@ std::string GenerateSource(const ir::IRModule& mod, const target::Target& target
     TVM_FFI_THROW(ValueError) << "GenerateSource: target cuda has two sources; build it "
                                  "(CompiledModule.source and .cuda_source)";
   }
-  return CallGenerateC(Lower(mod, target));
+  ir::IRModule lowered = Lower(mod, target);
+  return ir::CallNamingErrorSpan([&] { return CallGenerateC(lowered); });
 }
 
 std::string CacheDir() {
@@ -271,7 +273,8 @@ CompiledModule Build(const ir::IRModule& mod, const target::Target& target,
   n->lower_seconds = SecondsSince(t);
 
   t = Clock::now();
-  std::string source = CallGenerateC(lowered);
+  // An error of the code generator names the statement it was at (a pass's error already does).
+  std::string source = ir::CallNamingErrorSpan([&] { return CallGenerateC(lowered); });
   n->source = source;
   n->codegen_seconds = SecondsSince(t);
   std::vector<std::string> names;

@@ -8,6 +8,7 @@
 #include <tessel/codegen/compile_cuda.h>
 #include <tessel/codegen/library_bin.h>
 #include <tessel/ir/prim_expr.h>
+#include <tessel/ir/span.h>
 #include <tessel/runtime/cuda_module.h>
 #include <tvm/ffi/error.h>
 
@@ -146,7 +147,8 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
   }
   ir::IRModule device_mod(device_funcs);
   ir::IRModule host_mod(host_funcs);
-  data.source = GenerateCUDA(device_mod);
+  // An error of a code generator names the statement it was at (a pass's error already does).
+  data.source = ir::CallNamingErrorSpan([&] { return GenerateCUDA(device_mod); });
   n->cuda_source = data.source;
   n->codegen_seconds = SecondsSince(t);
 
@@ -156,7 +158,7 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
   n->nvcc_seconds = SecondsSince(t);
 
   t = Clock::now();
-  std::string source = GenerateC(host_mod);
+  std::string source = ir::CallNamingErrorSpan([&] { return GenerateC(host_mod); });
   if (!data.kernels.empty()) {
     tvm::ffi::Bytes bytes = runtime::SaveCUDAModuleBytes(data);
     LibraryBinModule cuda;

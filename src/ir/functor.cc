@@ -1,4 +1,5 @@
 // Kind lookup, and the default traversals of ExprVisitor/Mutator and StmtExprVisitor/Mutator.
+// A statement the mutator rebuilds keeps the span of the one it replaces.
 #include <tessel/ir/functor.h>
 
 #include <utility>
@@ -18,6 +19,10 @@ struct KindVector {
 };
 
 }  // namespace
+
+void detail::NoteErrorAt(const StmtNode* stmt) noexcept {
+  if (stmt != nullptr && stmt->span.has_value()) RecordErrorSpan(*stmt->span);
+}
 
 const detail::KindTable<ExprKind>& detail::ExprKindTable() {
   static const KindVector<ExprKind> v = [] {
@@ -263,13 +268,13 @@ Stmt StmtExprMutator::VisitStmt_(const LetStmtNode* op) {
   PrimExpr v = VisitExpr(op->value);
   Stmt b = VisitStmt(op->body);
   if (v.same_as(op->value) && b.same_as(op->body)) return GetRef<Stmt>(op);
-  return LetStmt(op->var, v, b);
+  return WithSpan(LetStmt(op->var, v, b), op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const AttrStmtNode* op) {
   PrimExpr v = VisitExpr(op->value);
   Stmt b = VisitStmt(op->body);
   if (v.same_as(op->value) && b.same_as(op->body)) return GetRef<Stmt>(op);
-  return AttrStmt(op->node, op->attr_key, v, b);
+  return WithSpan(AttrStmt(op->node, op->attr_key, v, b), op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const AssertStmtNode* op) {
   PrimExpr c = VisitExpr(op->condition);
@@ -278,7 +283,7 @@ Stmt StmtExprMutator::VisitStmt_(const AssertStmtNode* op) {
   if (c.same_as(op->condition) && m.same_as(op->message) && b.same_as(op->body)) {
     return GetRef<Stmt>(op);
   }
-  return AssertStmt(c, m, b);
+  return WithSpan(AssertStmt(c, m, b), op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const BufferStoreNode* op) {
   Buffer buf = VisitBufferUse(op->buffer);
@@ -287,7 +292,7 @@ Stmt StmtExprMutator::VisitStmt_(const BufferStoreNode* op) {
   if (buf.same_as(op->buffer) && v.same_as(op->value) && idx.same_as(op->indices)) {
     return GetRef<Stmt>(op);
   }
-  return BufferStore(buf, v, idx);
+  return WithSpan(BufferStore(buf, v, idx), op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const AllocateNode* op) {
   Array<PrimExpr> ext = VisitArray(op->extents);
@@ -296,12 +301,12 @@ Stmt StmtExprMutator::VisitStmt_(const AllocateNode* op) {
   if (ext.same_as(op->extents) && c.same_as(op->condition) && b.same_as(op->body)) {
     return GetRef<Stmt>(op);
   }
-  return Allocate(op->buffer_var, op->dtype, ext, c, b, op->annotations);
+  return WithSpan(Allocate(op->buffer_var, op->dtype, ext, c, b, op->annotations), op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const DeclBufferNode* op) {
   Stmt b = VisitStmt(op->body);
   if (b.same_as(op->body)) return GetRef<Stmt>(op);
-  return DeclBuffer(op->buffer, b);
+  return WithSpan(DeclBuffer(op->buffer, b), op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const ForNode* op) {
   PrimExpr mn = VisitExpr(op->min);
@@ -310,13 +315,14 @@ Stmt StmtExprMutator::VisitStmt_(const ForNode* op) {
   if (mn.same_as(op->min) && ext.same_as(op->extent) && b.same_as(op->body)) {
     return GetRef<Stmt>(op);
   }
-  return For(op->loop_var, mn, ext, op->kind, b, op->thread_tag, op->annotations);
+  return WithSpan(For(op->loop_var, mn, ext, op->kind, b, op->thread_tag, op->annotations),
+                  op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const WhileNode* op) {
   PrimExpr c = VisitExpr(op->condition);
   Stmt b = VisitStmt(op->body);
   if (c.same_as(op->condition) && b.same_as(op->body)) return GetRef<Stmt>(op);
-  return While(c, b);
+  return WithSpan(While(c, b), op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const IfThenElseNode* op) {
   PrimExpr c = VisitExpr(op->condition);
@@ -326,7 +332,7 @@ Stmt StmtExprMutator::VisitStmt_(const IfThenElseNode* op) {
   bool same_else =
       (!op->else_case && !e) || (op->else_case && e && e.value().same_as(*op->else_case));
   if (c.same_as(op->condition) && t.same_as(op->then_case) && same_else) return GetRef<Stmt>(op);
-  return IfThenElse(c, t, e);
+  return WithSpan(IfThenElse(c, t, e), op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const SeqStmtNode* op) {
   Array<Stmt> out;
@@ -342,7 +348,7 @@ Stmt StmtExprMutator::VisitStmt_(const SeqStmtNode* op) {
 Stmt StmtExprMutator::VisitStmt_(const EvaluateNode* op) {
   PrimExpr v = VisitExpr(op->value);
   if (v.same_as(op->value)) return GetRef<Stmt>(op);
-  return Evaluate(v);
+  return WithSpan(Evaluate(v), op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const BlockNode* op) {
   Array<IterVar> ivs;
@@ -387,8 +393,9 @@ Stmt StmtExprMutator::VisitStmt_(const BlockNode* op) {
   Stmt body = VisitStmt(op->body);
   changed = changed || !body.same_as(op->body);
   if (!changed) return GetRef<Stmt>(op);
-  return Block(ivs, reads, writes, op->name_hint, body, init, op->alloc_buffers, matches,
-               op->annotations);
+  return WithSpan(Block(ivs, reads, writes, op->name_hint, body, init, op->alloc_buffers, matches,
+                        op->annotations),
+                  op->span);
 }
 Stmt StmtExprMutator::VisitStmt_(const BlockRealizeNode* op) {
   Array<PrimExpr> vals = VisitArray(op->iter_values);
@@ -399,7 +406,7 @@ Stmt StmtExprMutator::VisitStmt_(const BlockRealizeNode* op) {
   }
   const auto* b = block.as<BlockNode>();
   if (!b) TVM_FFI_THROW(InternalError) << "BlockRealize: block was mutated into a non-block";
-  return BlockRealize(vals, pred, GetRef<Block>(b));
+  return WithSpan(BlockRealize(vals, pred, GetRef<Block>(b)), op->span);
 }
 
 namespace {

@@ -4,7 +4,8 @@
 //
 // Binding positions for structural equality: a variable is defined where it is bound (Let,
 // LetStmt, For, Allocate, IterVar, PrimFunc params and buffer_map, Block alloc/match buffers,
-// DeclBuffer) and compared by position there; names of variables and buffers are ignored.
+// DeclBuffer) and compared by position there; names of variables and buffers, and the spans of
+// statements, are ignored.
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/module.h>
 #include <tessel/ir/ops.h>
@@ -86,7 +87,13 @@ void RegisterExprNodes() {
 }
 
 void RegisterStmtNodes() {
-  refl::ObjectDef<StmtNode>(refl::init(false));
+  refl::ObjectDef<SpanNode>(refl::init(false))
+      .def_ro("source_name", &SpanNode::source_name)
+      .def_ro("line", &SpanNode::line)
+      .def_ro("column", &SpanNode::column);
+  // Where a statement was written: never part of its structure.
+  refl::ObjectDef<StmtNode>(refl::init(false))
+      .def_ro("span", &StmtNode::span, Flag::SEqHashIgnore());
   refl::ObjectDef<LetStmtNode>(refl::init(false))
       .def_ro("var", &LetStmtNode::var, Flag::SEqHashDefSimple())
       .def_ro("value", &LetStmtNode::value)
@@ -199,6 +206,11 @@ void RegisterConstructors() {
              for (const auto& n : Op::ListNames()) out.push_back(n);
              return out;
            })
+      .def("tessel.ir.Span",
+           [](String name, int64_t line, int64_t column) { return Span(name, line, column); })
+      .def("tessel.ir.SpanToString", [](Span span) { return String(span->ToString()); })
+      .def("tessel.ir.StmtWithSpan",
+           [](Stmt stmt, Optional<Span> span) { return WithSpan(stmt, span); })
       .def("tessel.ir.LetStmt", [](Var v, PrimExpr val, Stmt b) { return LetStmt(v, val, b); })
       .def("tessel.ir.AttrStmt",
            [](Any node, String key, PrimExpr v, Stmt b) { return AttrStmt(node, key, v, b); })

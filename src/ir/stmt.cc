@@ -304,5 +304,23 @@ BlockRealize::BlockRealize(Array<PrimExpr> iter_values, PrimExpr predicate, Bloc
   data_ = std::move(n);
 }
 
+Stmt WithSpan(Stmt stmt, Optional<Span> span) {
+  if (!stmt.defined() || stmt->span.same_as(span)) return stmt;
+  if (stmt.unique()) {
+    const_cast<StmtNode*>(stmt.get())->span = std::move(span);
+    return stmt;
+  }
+#define TESSEL_X(Name)                                        \
+  if (const auto* p = stmt.as<Name##Node>()) {                \
+    ObjectPtr<Name##Node> copy = make_object<Name##Node>(*p); \
+    copy->span = std::move(span);                             \
+    return Stmt(std::move(copy));                             \
+  }
+  TESSEL_FOR_EACH_STMT_NODE(TESSEL_X)
+#undef TESSEL_X
+  TVM_FFI_THROW(InternalError) << "WithSpan: unknown statement kind " << stmt->GetTypeKey();
+  TVM_FFI_UNREACHABLE();
+}
+
 }  // namespace ir
 }  // namespace tessel

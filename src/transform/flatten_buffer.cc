@@ -65,9 +65,9 @@ class Flattener : public StmtExprMutator {
     Array<PrimExpr> idx = VisitArray(op->indices);
     if (IsFlat(op->buffer)) {
       if (value.same_as(op->value) && idx.same_as(op->indices)) return GetRef<Stmt>(op);
-      return BufferStore(op->buffer, value, idx);
+      return WithSpan(BufferStore(op->buffer, value, idx), op->span);
     }
-    return BufferStore(Flat(op->buffer), value, {FlatIndex(op->buffer, idx)});
+    return WithSpan(BufferStore(Flat(op->buffer), value, {FlatIndex(op->buffer, idx)}), op->span);
   }
 
   Stmt VisitStmt_(const AllocateNode* op) override {
@@ -82,14 +82,15 @@ class Flattener : public StmtExprMutator {
     if (extents.same_as(op->extents) && cond.same_as(op->condition) && body.same_as(op->body)) {
       return GetRef<Stmt>(op);
     }
-    return Allocate(op->buffer_var, op->dtype, extents, cond, body, op->annotations);
+    return WithSpan(Allocate(op->buffer_var, op->dtype, extents, cond, body, op->annotations),
+                    op->span);
   }
 
   Stmt VisitStmt_(const DeclBufferNode* op) override {
     Buffer buf = Flat(op->buffer);
     Stmt body = VisitStmt(op->body);
     if (buf.same_as(op->buffer) && body.same_as(op->body)) return GetRef<Stmt>(op);
-    return DeclBuffer(buf, body);
+    return WithSpan(DeclBuffer(buf, body), op->span);
   }
 
   Stmt VisitStmt_(const BlockNode* op) override { NeedsLowering(op->name_hint); }

@@ -76,20 +76,20 @@ class BlockLowerer : public StmtExprMutator {
     Array<PrimExpr> idx = VisitArray(op->indices);
     auto it = match_.find(op->buffer.get());
     if (it != match_.end()) {
-      return BufferStore(it->second.source, value, Retarget(it->second, idx));
+      return WithSpan(BufferStore(it->second.source, value, Retarget(it->second, idx)), op->span);
     }
     Buffer buf = Remap(op->buffer);
     if (buf.same_as(op->buffer) && value.same_as(op->value) && idx.same_as(op->indices)) {
       return GetRef<Stmt>(op);
     }
-    return BufferStore(buf, value, idx);
+    return WithSpan(BufferStore(buf, value, idx), op->span);
   }
 
   Stmt VisitStmt_(const DeclBufferNode* op) override {
     Buffer buf = Remap(op->buffer);
     Stmt body = VisitStmt(op->body);
     if (buf.same_as(op->buffer) && body.same_as(op->body)) return GetRef<Stmt>(op);
-    return DeclBuffer(buf, body);
+    return WithSpan(DeclBuffer(buf, body), op->span);
   }
 
   Stmt VisitStmt_(const ForNode* op) override {
@@ -151,7 +151,7 @@ class BlockLowerer : public StmtExprMutator {
       if (IsConstTrue(init_guard)) {
         seq.push_back(init);
       } else if (!IsConstZero(init_guard)) {
-        seq.push_back(IfThenElse(init_guard, init));
+        seq.push_back(WithSpan(IfThenElse(init_guard, init), op->span));
       }
     }
     seq.push_back(VisitStmt(block->body));
@@ -159,9 +159,11 @@ class BlockLowerer : public StmtExprMutator {
 
     for (size_t i = allocs.size(); i-- > 0;) {
       const Buffer& b = allocs[i];
-      body = Allocate(b->data, b->dtype, AllocationExtents(b), Bool(true), DeclBuffer(b, body));
+      body = WithSpan(Allocate(b->data, b->dtype, AllocationExtents(b), Bool(true),
+                               WithSpan(DeclBuffer(b, body), op->span)),
+                      op->span);
     }
-    if (!IsConstTrue(predicate)) body = IfThenElse(predicate, body);
+    if (!IsConstTrue(predicate)) body = WithSpan(IfThenElse(predicate, body), op->span);
     return body;
   }
 

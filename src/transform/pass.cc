@@ -1,6 +1,7 @@
 // Pass objects, the pass registry, and running a pass under a context with its instruments (IR
 // dumps, timing, verification); see pass.h for the contract.
 #include <tessel/ir/printer.h>
+#include <tessel/ir/span.h>
 #include <tessel/support/env.h>
 #include <tessel/transform/pass.h>
 #include <tessel/transform/verify_well_formed.h>
@@ -147,7 +148,7 @@ class PassRunner {
     if (dump && !node_->dump_changed_only) {
       WriteFile(DumpPath(node_, index, name, "before"), ir::AsText(mod));
     }
-    IRModule out = leaf->func(mod).cast<IRModule>();
+    IRModule out = RunLeafFunc(*leaf, mod);
     if (dump) {
       bool changed = !out.same_as(mod);
       if (!node_->dump_changed_only) {
@@ -172,6 +173,12 @@ class PassRunner {
       }
     }
     return out;
+  }
+
+  // Runs the pass's function. An error thrown while it visited a statement with a span names
+  // that span: `file:line:col: message` (span.h).
+  static IRModule RunLeafFunc(const ModulePassNode& leaf, const IRModule& mod) {
+    return ir::CallNamingErrorSpan([&] { return leaf.func(mod).cast<IRModule>(); });
   }
 
   PassContext ctx_;

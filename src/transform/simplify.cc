@@ -131,7 +131,8 @@ class StmtSimplifier : public StmtExprMutator {
     if (mn.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) {
       return GetRef<Stmt>(op);
     }
-    return For(op->loop_var, mn, extent, op->kind, body, op->thread_tag, op->annotations);
+    return WithSpan(For(op->loop_var, mn, extent, op->kind, body, op->thread_tag, op->annotations),
+                    op->span);
   }
 
   Stmt VisitStmt_(const AttrStmtNode* op) override {
@@ -176,7 +177,7 @@ class StmtSimplifier : public StmtExprMutator {
       return GetRef<Stmt>(op);
     }
     if (IsNoOp(then_case) && !else_case && IsSideEffectFree(cond)) return NoOp();
-    return IfThenElse(cond, then_case, else_case);
+    return WithSpan(IfThenElse(cond, then_case, else_case), op->span);
   }
 
   Stmt VisitStmt_(const AssertStmtNode* op) override {
@@ -188,7 +189,7 @@ class StmtSimplifier : public StmtExprMutator {
       body = VisitStmt(op->body);
     }
     if (cond.same_as(op->condition) && body.same_as(op->body)) return GetRef<Stmt>(op);
-    return AssertStmt(cond, op->message, body);
+    return WithSpan(AssertStmt(cond, op->message, body), op->span);
   }
 
   Stmt VisitStmt_(const LetStmtNode* op) override {
@@ -199,7 +200,7 @@ class StmtSimplifier : public StmtExprMutator {
     }
     Stmt body = VisitStmt(op->body);
     if (value.same_as(op->value) && body.same_as(op->body)) return GetRef<Stmt>(op);
-    return LetStmt(op->var, value, body);
+    return WithSpan(LetStmt(op->var, value, body), op->span);
   }
 
   Stmt VisitStmt_(const SeqStmtNode* op) override {

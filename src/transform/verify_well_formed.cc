@@ -393,6 +393,9 @@ class Checker : public StmtExprVisitor {
     e.message = message;
     e.node = node;
     if (!stmts_.empty()) e.stmt = stmts_.back();
+    for (auto it = stmts_.rbegin(); it != stmts_.rend() && !e.span.has_value(); ++it) {
+      e.span = (*it)->span;
+    }
     errors_->push_back(std::move(e));
   }
 
@@ -410,6 +413,7 @@ class Checker : public StmtExprVisitor {
 
 std::string VerifyError::ToString() const {
   std::ostringstream os;
+  if (span.has_value()) os << (*span)->ToString() << ": ";
   os << "[" << check << "]";
   if (!function.empty()) os << " in function '" << function << "'";
   os << ": " << message << "\n";

@@ -1,6 +1,11 @@
 // Visitors and mutators over expressions and statements, dispatched on the node kind lists in
 // node_list.h. A mutator returns the very same object for a subtree it did not change, so callers
 // can test `result.same_as(input)` and passes return their input untouched when nothing applies.
+// A statement that StmtExprMutator rebuilds keeps the span of the statement it replaces.
+//
+// StmtFunctor::VisitStmt also notes where an error comes from: when an exception propagates out of
+// the visit of a statement that has a span, that span becomes the error's location (span.h),
+// unless an inner statement gave one already.
 #ifndef TESSEL_IR_FUNCTOR_H_
 #define TESSEL_IR_FUNCTOR_H_
 
@@ -37,6 +42,10 @@ struct KindTable {
 };
 const KindTable<ExprKind>& ExprKindTable();
 const KindTable<StmtKind>& StmtKindTable();
+
+// Records the span of `stmt`, if it has one, as the location of the error unwinding through its
+// visit (span.h: an inner statement's span, recorded first, wins).
+void NoteErrorAt(const StmtNode* stmt) noexcept;
 }  // namespace detail
 
 // The kind of a node, by its runtime type index (a table lookup). Inline: the simplifiers ask it
@@ -131,14 +140,21 @@ class StmtFunctor<R(const Stmt&, Args...)> {
   R operator()(const Stmt& s, Args... args) { return VisitStmt(s, std::forward<Args>(args)...); }
   virtual R VisitStmt(const Stmt& s, Args... args) {
     const StmtNode* n = s.get();
-    switch (KindOf(n)) {
+    // A handler, not an RAII guard that asks std::uncaught_exceptions(): it costs nothing until
+    // something throws (a guard measured about 5 ns a statement on a bare visitor walk).
+    try {
+      switch (KindOf(n)) {
 #define TESSEL_X(Name)    \
   case StmtKind::k##Name: \
     return VisitStmt_(static_cast<const Name##Node*>(n), std::forward<Args>(args)...);
-      TESSEL_FOR_EACH_STMT_NODE(TESSEL_X)
+        TESSEL_FOR_EACH_STMT_NODE(TESSEL_X)
 #undef TESSEL_X
-      default:
-        return VisitStmtDefault_(n, std::forward<Args>(args)...);
+        default:
+          return VisitStmtDefault_(n, std::forward<Args>(args)...);
+      }
+    } catch (...) {
+      detail::NoteErrorAt(n);
+      throw;
     }
   }
 #define TESSEL_X(Name)                                         \

@@ -17,16 +17,23 @@
 //   regions it reads and writes, buffers it allocates or matches, an optional init statement run
 //   on the first iteration of its reduce axes, and annotations. BlockRealize binds the block's iter
 //   vars to values and guards it with a predicate.
+//
+// Every statement has an optional `span` (span.h): where it was written. Structural equality and
+// hashing ignore it, the printer does not print it, and copy-on-write keeps it.
 #ifndef TESSEL_IR_STMT_H_
 #define TESSEL_IR_STMT_H_
 
 #include <tessel/ir/expr.h>
+#include <tessel/ir/span.h>
 
 namespace tessel {
 namespace ir {
 
 class StmtNode : public Object {
  public:
+  // Where the statement was written, when known.
+  Optional<Span> span;
+
   static constexpr TVMFFISEqHashKind _type_s_eq_hash_kind = kTVMFFISEqHashKindTreeNode;
   static constexpr uint32_t _type_child_slots = 32;
   TVM_FFI_DECLARE_OBJECT_INFO("tessel.ir.Stmt", StmtNode, Object);
@@ -35,6 +42,10 @@ class Stmt : public ObjectRef {
  public:
   TVM_FFI_DEFINE_OBJECT_REF_METHODS_NULLABLE(Stmt, ObjectRef, StmtNode);
 };
+
+// `stmt` with its span set to `span`: edited in place when the handle holds the only reference to
+// the node (a node just built), otherwise a shallow copy. An undefined stmt stays undefined.
+Stmt WithSpan(Stmt stmt, Optional<Span> span);
 
 class LetStmtNode : public StmtNode {
  public:

@@ -47,8 +47,10 @@ struct VerifyError {
   ObjectRef node;
   // The innermost statement that holds `node` (may be node itself; undefined at function level).
   ObjectRef stmt;
-  // `[check] in function 'f': message`, then the node and its statement in the text format (a
-  // long statement is cut after a few lines).
+  // Where `stmt`, or else the nearest enclosing statement that has a span, was written.
+  tvm::ffi::Optional<ir::Span> span;
+  // `[check] in function 'f': message` (after `file:line:col: ` when there is a span), then the
+  // node and its statement in the text format (a long statement is cut after a few lines).
   std::string ToString() const;
 };
 

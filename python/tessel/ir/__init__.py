@@ -13,6 +13,7 @@ from .stmt import (
     MatchBufferRegion, SeqStmt, Stmt, While, decl_buffer,
 )
 from .function import GlobalVar, IRModule, PrimFunc
+from .span import Span
 from .ops import (
     add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, div, eq, floordiv, floormod, ge,
     gt, if_then_else, le, logical_and, logical_not, logical_or, lt, max, min, mul, ne, neg,

@@ -130,7 +130,11 @@ def _enum(value: Any, names: dict, enum_cls: type, what: str) -> int:
 
 @tvm_ffi.register_object("tessel.ir.Stmt")
 class Stmt(Node):
-    """A statement."""
+    """A statement. ``span`` says where it was written (a Span, or None)."""
+
+    def with_span(self, span: Any) -> "Stmt":
+        """A copy of this statement whose span is ``span`` (a Span or None)."""
+        return ffi_func("tessel.ir.StmtWithSpan")(self, span)
 
 
 @tvm_ffi.register_object("tessel.ir.LetStmt")

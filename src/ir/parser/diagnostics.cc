@@ -6,7 +6,11 @@ namespace ir {
 namespace parser {
 
 Source::Source(std::string name, const std::string& text, int line_offset, int col_offset)
-    : name_(std::move(name)), text_(text), line_offset_(line_offset), col_offset_(col_offset) {
+    : name_(std::move(name)),
+      span_name_(name_),
+      text_(text),
+      line_offset_(line_offset),
+      col_offset_(col_offset) {
   line_starts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i) {
     if (text_[i] == '\n') line_starts_.push_back(i + 1);
@@ -28,6 +32,10 @@ std::string Source::Format(Loc loc, const std::string& message) const {
   out += std::string(col_offset_, ' ') + line + "\n";
   out += std::string(col_offset_ + (loc.col > 1 ? loc.col - 1 : 0), ' ') + "^";
   return out;
+}
+
+Span Source::SpanAt(Loc loc) const {
+  return Span(span_name_, loc.line + line_offset_, loc.col + col_offset_);
 }
 
 void Source::Fail(Loc loc, const std::string& message) const {

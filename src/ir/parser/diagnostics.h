@@ -3,6 +3,8 @@
 #ifndef TESSEL_SRC_IR_PARSER_DIAGNOSTICS_H_
 #define TESSEL_SRC_IR_PARSER_DIAGNOSTICS_H_
 
+#include <tessel/ir/span.h>
+
 #include <string>
 #include <vector>
 
@@ -36,9 +38,12 @@ class Source {
   // The formatted report for `message` at `loc`.
   std::string Format(Loc loc, const std::string& message) const;
   [[noreturn]] void Fail(Loc loc, const std::string& message) const;
+  // The span of `loc` in the user's coordinates (the position an error at loc reports).
+  Span SpanAt(Loc loc) const;
 
  private:
   std::string name_;
+  String span_name_;  // name_, shared by every span
   const std::string& text_;
   int line_offset_ = 0;
   int col_offset_ = 0;

@@ -212,11 +212,16 @@ PrimFunc Parser::ParseFunction(std::string* name, bool private_def) {
   later_decls_.clear();
   shape_declared_.clear();
   if (!frame.root_allocs.empty()) {
+    // The implied root block is where the function is named.
+    Span span = src_.SpanAt(loc);
     body = Guard(loc, [&] {
       Block root(Array<IterVar>(), Array<BufferRegion>(), Array<BufferRegion>(), "root", body,
                  Optional<Stmt>(), frame.root_allocs, Array<MatchBufferRegion>(),
                  Map<String, Any>());
-      return BlockRealize(Array<PrimExpr>(), PrimExpr(), root);
+      root.CopyOnWrite()->span = span;
+      BlockRealize realize(Array<PrimExpr>(), PrimExpr(), root);
+      realize.CopyOnWrite()->span = span;
+      return realize;
     });
   }
   // TVMScript's rule: a function that is not private is exported under its own name.

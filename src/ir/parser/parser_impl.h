@@ -91,6 +91,10 @@ class Parser : public Syntax {
   // One expression up to the end of the input, over the given variables.
   PrimExpr ParseStandaloneExpr(const Map<String, Any>& vars);
 
+  // `stmt` with the span of loc, the position of its first token (in place: a node the parser has
+  // just built is referenced by `stmt` alone).
+  Stmt At(Loc loc, Stmt stmt) const { return WithSpan(std::move(stmt), src_.SpanAt(loc)); }
+
   // Runs f; a tvm-ffi error from a node constructor becomes a parse error at loc.
   template <typename F>
   auto Guard(Loc loc, F&& f) -> decltype(f()) {
@@ -174,11 +178,13 @@ class Parser : public Syntax {
   Stmt ParseWhile();
   Stmt ParseIf();
   void ParseWith(SuiteContext ctx, std::vector<Item>* items);
-  Stmt ParseBlock(const Node* call);
+  // `with` at loc, then T.block(...) as `call`.
+  Stmt ParseBlock(Loc loc, const Node* call);
   void ParseAssert(std::vector<Item>* items);
-  void ParseAssignment(SuiteContext ctx, NodePtr target, std::vector<Item>* items);
-  void ParseAnnotatedLet(NodePtr target, std::vector<Item>* items);
-  void ParseExprStatement(SuiteContext ctx, NodePtr expr, std::vector<Item>* items);
+  // The statement forms below start at `first`, the position of the statement's first token.
+  void ParseAssignment(SuiteContext ctx, Loc first, NodePtr target, std::vector<Item>* items);
+  void ParseAnnotatedLet(Loc first, NodePtr target, std::vector<Item>* items);
+  void ParseExprStatement(SuiteContext ctx, Loc first, NodePtr expr, std::vector<Item>* items);
   bool ParseDeclaration(const std::string& name, const Node* call);
   void ParseAxisRemap(SuiteContext ctx, const Node* target, const Node* call);
   void ParseAxis(SuiteContext ctx, const std::string& name, const Node* call,

@@ -62,17 +62,18 @@ void Parser::ParseStatement(SuiteContext ctx, std::vector<Item>* items) {
     if (w == "def" || w == "class") Fail(t.loc, "'" + w + "' is only allowed at the top level");
   }
   if (IsOp("@")) Fail(t.loc, "a decorator is only allowed at the top level");
+  Loc first = t.loc;
   NodePtr e = ParseExprList();
   if (e->kind == NodeKind::kString && Peek().kind == Tok::kNewline) {
     // A docstring, or a string used as a comment: Python evaluates and drops it.
     return ExpectNewline("after the string");
   }
-  if (IsOp(":")) return ParseAnnotatedLet(std::move(e), items);
-  if (IsOp("=")) return ParseAssignment(ctx, std::move(e), items);
+  if (IsOp(":")) return ParseAnnotatedLet(first, std::move(e), items);
+  if (IsOp("=")) return ParseAssignment(ctx, first, std::move(e), items);
   if (IsOp("+=") || IsOp("-=") || IsOp("*=") || IsOp("/=")) {
     Fail(Peek().loc, "augmented assignment is not supported; write A[i] = A[i] + x");
   }
-  ParseExprStatement(ctx, std::move(e), items);
+  ParseExprStatement(ctx, first, std::move(e), items);
 }
 
 Stmt Parser::ParseFor() {
@@ -165,9 +166,9 @@ Stmt Parser::ParseFor() {
   PopScope();
   for (const LoopSpec& l : loops) loop_extents_.erase(l.var.get());
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
-    body = Guard(loc, [&] {
-      return For(it->var, it->min, it->extent, kind, body, thread_tag, annotations);
-    });
+    body = At(loc, Guard(loc, [&] {
+                return For(it->var, it->min, it->extent, kind, body, thread_tag, annotations);
+              }));
   }
   return body;
 }
@@ -179,7 +180,7 @@ Stmt Parser::ParseWhile() {
   ExpectNewline("after ':'");
   PrimExpr cond = EvalPrim(cond_node.get());
   Stmt body = ParseSuite(SuiteContext{});
-  return Guard(loc, [&] { return While(cond, body); });
+  return At(loc, Guard(loc, [&] { return While(cond, body); }));
 }
 
 Stmt Parser::ParseIf() {
@@ -209,7 +210,8 @@ Stmt Parser::ParseIf() {
     else_body = ParseSuite(SuiteContext{});
   }
   for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
-    else_body = Guard(it->loc, [&] { return IfThenElse(it->cond, it->body, else_body); });
+    else_body =
+        At(it->loc, Guard(it->loc, [&] { return IfThenElse(it->cond, it->body, else_body); }));
   }
   return *else_body;
 }
@@ -223,7 +225,7 @@ void Parser::ParseWith(SuiteContext ctx, std::vector<Item>* items) {
   std::string fn = call->kind == NodeKind::kCall ? DottedName(call->callee()) : "";
   // TVM 0.25 and later print T.sblock; older TVM and TileLang write T.block.
   if (fn == "T.block" || fn == "T.sblock") {
-    items->push_back(Item{ParseBlock(call.get()), nullptr});
+    items->push_back(Item{ParseBlock(loc, call.get()), nullptr});
     return;
   }
   if (fn == "T.init") {
@@ -245,23 +247,28 @@ void Parser::ParseWith(SuiteContext ctx, std::vector<Item>* items) {
     std::string key = EvalString(call->arg(1), "the attribute key");
     PrimExpr value = EvalPrim(call->arg(2));
     Stmt body = ParseSuite(SuiteContext{});
-    items->push_back(Item{Guard(loc, [&] { return AttrStmt(node, key, value, body); }), nullptr});
+    items->push_back(
+        Item{At(loc, Guard(loc, [&] { return AttrStmt(node, key, value, body); })), nullptr});
     return;
   }
   Fail(call->loc, "unsupported with-statement; expected T.block (T.sblock), T.init or T.attr");
 }
 
-Stmt Parser::ParseBlock(const Node* call) {
+Stmt Parser::ParseBlock(Loc with_loc, const Node* call) {
   CheckArgs(call, DottedName(call->callee()), 0, 1);
   std::string name;
   if (call->num_pos == 1) name = EvalString(call->arg(0), "the block name");
   BlockFrame frame;
   Stmt body = ParseSuite(SuiteContext{nullptr, &frame});
   Loc loc = call->loc;
+  Span span = src_.SpanAt(with_loc);
   return Guard(loc, [&]() -> Stmt {
     Block block(frame.iter_vars, frame.reads, frame.writes, name, body, frame.init,
                 frame.alloc_buffers, frame.match_buffers, frame.annotations);
-    return BlockRealize(frame.iter_values, frame.predicate, block);
+    block.CopyOnWrite()->span = span;
+    BlockRealize realize(frame.iter_values, frame.predicate, block);
+    realize.CopyOnWrite()->span = span;
+    return realize;
   });
 }
 
@@ -275,11 +282,11 @@ void Parser::ParseAssert(std::vector<Item>* items) {
   PrimExpr msg = EvalPrim(msg_node.get());
   Guard(loc, [&] { return AssertStmt(cond, msg, Evaluate(0)); });  // checks now, at its location
   items->push_back(Item{Stmt(), [this, cond, msg, loc](Stmt body) {
-                          return Guard(loc, [&] { return AssertStmt(cond, msg, body); });
+                          return At(loc, Guard(loc, [&] { return AssertStmt(cond, msg, body); }));
                         }});
 }
 
-void Parser::ParseAnnotatedLet(NodePtr target, std::vector<Item>* items) {
+void Parser::ParseAnnotatedLet(Loc first, NodePtr target, std::vector<Item>* items) {
   Next();  // ':'
   if (target->kind != NodeKind::kName) Fail(target->loc, "only a name can be annotated");
   NodePtr annotation = ParseExpr();
@@ -315,8 +322,8 @@ void Parser::ParseAnnotatedLet(NodePtr target, std::vector<Item>* items) {
   }
   BindVar(target->text, var);
   Loc loc = target->loc;
-  items->push_back(Item{Stmt(), [this, var, value, loc](Stmt body) {
-                          return Guard(loc, [&] { return LetStmt(var, value, body); });
+  items->push_back(Item{Stmt(), [this, var, value, loc, first](Stmt body) {
+                          return At(first, Guard(loc, [&] { return LetStmt(var, value, body); }));
                         }});
 }
 
@@ -358,7 +365,8 @@ bool Parser::ParseDeclaration(const std::string& name, const Node* call) {
   return true;
 }
 
-void Parser::ParseAssignment(SuiteContext ctx, NodePtr target, std::vector<Item>* items) {
+void Parser::ParseAssignment(SuiteContext ctx, Loc first, NodePtr target,
+                             std::vector<Item>* items) {
   Loc eq = Next().loc;  // '='
   NodePtr value_node = ParseExprList();
   ExpectNewline("after the assignment");
@@ -369,7 +377,8 @@ void Parser::ParseAssignment(SuiteContext ctx, NodePtr target, std::vector<Item>
     Buffer buf = EvalBufferRef(target->kid(0), "a store");
     Array<PrimExpr> indices = EvalIndices(buf, target.get());
     PrimExpr v = EvalPrimAs(value, buf->dtype);
-    items->push_back(Item{Guard(eq, [&] { return BufferStore(buf, v, indices); }), nullptr});
+    items->push_back(
+        Item{At(first, Guard(eq, [&] { return BufferStore(buf, v, indices); })), nullptr});
     return;
   }
   if (target->kind == NodeKind::kTuple) {
@@ -447,8 +456,8 @@ void Parser::ParseAssignment(SuiteContext ctx, NodePtr target, std::vector<Item>
     Buffer buf = EvalBufferDecl(value, name, 0, false, "T.decl_buffer");
     BindBuffer(name, buf);
     Loc loc = value->loc;
-    items->push_back(Item{Stmt(), [this, buf, loc](Stmt body) {
-                            return Guard(loc, [&] { return DeclBuffer(buf, body); });
+    items->push_back(Item{Stmt(), [this, buf, loc, first](Stmt body) {
+                            return At(first, Guard(loc, [&] { return DeclBuffer(buf, body); }));
                           }});
     return;
   }
@@ -473,10 +482,11 @@ void Parser::ParseAssignment(SuiteContext ctx, NodePtr target, std::vector<Item>
     BindVar(name, var);
     Loc loc = value->loc;
     Guard(loc, [&] { return Allocate(var, dtype, extents, cond, Evaluate(0), ann); });
-    items->push_back(
-        Item{Stmt(), [=](Stmt body) {
-               return Guard(loc, [&] { return Allocate(var, dtype, extents, cond, body, ann); });
-             }});
+    items->push_back(Item{Stmt(), [=](Stmt body) {
+                            return At(first, Guard(loc, [&] {
+                                        return Allocate(var, dtype, extents, cond, body, ann);
+                                      }));
+                          }});
     return;
   }
   if (value->kind == NodeKind::kCall && ParseDeclaration(name, value)) return;
@@ -486,8 +496,8 @@ void Parser::ParseAssignment(SuiteContext ctx, NodePtr target, std::vector<Item>
   Var var(name, v.dtype());
   BindVar(name, var);
   Loc loc = target->loc;
-  items->push_back(Item{Stmt(), [this, var, v, loc](Stmt body) {
-                          return Guard(loc, [&] { return LetStmt(var, v, body); });
+  items->push_back(Item{Stmt(), [this, var, v, loc, first](Stmt body) {
+                          return At(first, Guard(loc, [&] { return LetStmt(var, v, body); }));
                         }});
 }
 
@@ -582,7 +592,8 @@ void Parser::ParseAxisRemap(SuiteContext ctx, const Node* target, const Node* ca
   for (size_t i = 0; i < names.size(); ++i) BindVar(names[i]->text, vars[i]);
 }
 
-void Parser::ParseExprStatement(SuiteContext ctx, NodePtr expr, std::vector<Item>* items) {
+void Parser::ParseExprStatement(SuiteContext ctx, Loc first, NodePtr expr,
+                                std::vector<Item>* items) {
   ExpectNewline("after the statement");
   const Node* e = expr.get();
   std::string fn = e->kind == NodeKind::kCall ? DottedName(e->callee()) : "";
@@ -592,7 +603,7 @@ void Parser::ParseExprStatement(SuiteContext ctx, NodePtr expr, std::vector<Item
   if (fn == "T.evaluate") {
     CheckArgs(e, fn, 1, 1);
     PrimExpr v = EvalPrim(e->arg(0));
-    items->push_back(Item{Guard(e->loc, [&] { return Evaluate(v); }), nullptr});
+    items->push_back(Item{At(first, Guard(e->loc, [&] { return Evaluate(v); })), nullptr});
     return;
   }
   if (fn == "T.func_attr") {
@@ -629,7 +640,7 @@ void Parser::ParseExprStatement(SuiteContext ctx, NodePtr expr, std::vector<Item
     return;
   }
   PrimExpr v = EvalPrim(e);
-  items->push_back(Item{Guard(e->loc, [&] { return Evaluate(v); }), nullptr});
+  items->push_back(Item{At(first, Guard(e->loc, [&] { return Evaluate(v); })), nullptr});
 }
 
 }  // namespace parser
