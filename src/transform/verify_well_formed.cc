@@ -78,6 +78,7 @@ std::string PrintIndented(const ObjectRef& node) {
     text = AsText(node);
   } catch (const tvm::ffi::Error& e) {
     text = "<" + std::string(node->GetTypeKey()) + " that does not print: " + e.message() + ">";
+    ir::ClearErrorSpan();  // the printer's error is dropped here: its location must not linger
   }
   std::istringstream in(text);
   std::ostringstream out;
