@@ -5,6 +5,7 @@
 #include <tessel/transform/verify_well_formed.h>
 #include <tvm/ffi/extra/structural_equal.h>
 
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -24,6 +25,15 @@ constexpr char kReboundVar[] = "rebound_var";
 constexpr char kVectorIndex[] = "vector_index";
 constexpr char kAllocateDtype[] = "allocate_dtype";
 constexpr char kIterVarDtype[] = "iter_var_dtype";
+constexpr char kNegativeSize[] = "negative_size";
+constexpr char kDivByZero[] = "div_by_zero";
+
+// The value of an integer constant (also a broadcast one), if `e` is one.
+std::optional<int64_t> ConstValue(const PrimExpr& e) {
+  if (const auto* imm = e.as<IntImmNode>()) return imm->value;
+  if (const auto* b = e.as<BroadcastNode>()) return ConstValue(b->value);
+  return std::nullopt;
+}
 
 // Lines of a printed node kept in an error message.
 constexpr int kMaxPrintedLines = 8;
@@ -127,6 +137,21 @@ class Checker : public StmtExprVisitor {
   // ---- expressions ----
   void VisitExpr_(const VarNode* op) override { Use(GetRef<Var>(op), GetRef<ObjectRef>(op)); }
 
+  // Integer division or remainder by the constant 0 has no value (floats give inf or nan).
+#define TESSEL_X(Name)                                                                    \
+  void VisitExpr_(const Name##Node* op) override {                                        \
+    auto b = ConstValue(op->b);                                                           \
+    if (b && *b == 0 && op->dtype.is_int_or_uint()) {                                     \
+      Report(kDivByZero, "integer division or remainder by zero", GetRef<ObjectRef>(op)); \
+    }                                                                                     \
+    StmtExprVisitor::VisitExpr_(op);                                                      \
+  }
+  TESSEL_X(Div)
+  TESSEL_X(Mod)
+  TESSEL_X(FloorDiv)
+  TESSEL_X(FloorMod)
+#undef TESSEL_X
+
   void VisitExpr_(const LetNode* op) override {
     VisitExpr(op->value);
     Bind(op->var, BindKind::kLet, GetRef<ObjectRef>(op), op->value);
@@ -158,13 +183,29 @@ class Checker : public StmtExprVisitor {
   void VisitStmt_(const ForNode* op) override {
     VisitExpr(op->min);
     VisitExpr(op->extent);
+    auto extent = ConstValue(op->extent);
+    if (op->kind == ForKind::kVectorized && extent && *extent <= 0) {
+      Report(kNegativeSize,
+             "vectorized loop '" + std::string(op->loop_var->name_hint) + "' has extent " +
+                 std::to_string(*extent) + "; a vectorized loop needs a positive extent",
+             GetRef<ObjectRef>(op));
+    }
     Bind(op->loop_var, BindKind::kFor, GetRef<ObjectRef>(op));
     VisitStmt(op->body);
     Unbind(op->loop_var);
   }
 
   void VisitStmt_(const AllocateNode* op) override {
-    for (const PrimExpr& e : op->extents) VisitExpr(e);
+    for (size_t i = 0; i < op->extents.size(); ++i) {
+      VisitExpr(op->extents[i]);
+      auto v = ConstValue(op->extents[i]);
+      if (v && *v < 0) {
+        Report(kNegativeSize,
+               "Allocate " + Describe(op->buffer_var) + " has extents[" + std::to_string(i) +
+                   "] = " + std::to_string(*v) + "; a size cannot be negative",
+               GetRef<ObjectRef>(op));
+      }
+    }
     VisitExpr(op->condition);
     DataType pointee = op->buffer_var->pointee;
     if (!(pointee == op->dtype)) {
@@ -345,6 +386,15 @@ class Checker : public StmtExprVisitor {
   }
 
   void VisitBufferExprs(const Buffer& buf) {
+    for (size_t i = 0; i < buf->shape.size(); ++i) {
+      auto v = ConstValue(buf->shape[i]);
+      if (v && *v < 0) {
+        ReportOnce(kNegativeSize, buf.get(),
+                   "buffer '" + std::string(buf->name) + "' has shape[" + std::to_string(i) +
+                       "] = " + std::to_string(*v) + "; a dimension cannot be negative",
+                   buf);
+      }
+    }
     for (const PrimExpr& e : buf->shape) VisitExpr(e);
     for (const PrimExpr& e : buf->strides) VisitExpr(e);
     if (buf->elem_offset.defined()) VisitExpr(buf->elem_offset);

@@ -36,12 +36,13 @@ def fresh_cache(tmp_path, monkeypatch):
 def make_kernel(**tune):
     """B = A, computed once and then re-done REPEAT times (B = max(B, A) leaves B unchanged), so
     the work grows with REPEAT while the result does not. SIZE > 0 is a valid scratch size; a
-    negative one does not compile."""
+    negative one does not compile. A call with n above CAP fails when it runs."""
 
     @tessel.autotune(key=["n"], warmup=2, rep=5, reference=lambda a: a.copy(), **tune)
     @tessel.jit(out=["B"])
     def work(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), *,
-             REPEAT: T.constexpr = 1, SIZE: T.constexpr = 4):
+             REPEAT: T.constexpr = 1, SIZE: T.constexpr = 4, CAP: T.constexpr = 1 << 30):
+        assert n <= CAP, "n is above CAP"
         tmp = T.alloc_buffer((SIZE,), "float32")
         for i in range(n):
             B[i] = A[i]
@@ -53,9 +54,11 @@ def make_kernel(**tune):
     return work
 
 
-# The last two fail: a scratch size that is not an integer (the kernel does not parse), and a
-# negative one (tessel compiles it; the allocation fails at run time).
-CONFIGS = [{"SIZE": 1.5}, {"REPEAT": 40}, {"REPEAT": 1}, {"REPEAT": 20}, {"SIZE": -3}]
+# Three fail, one at each stage: a scratch size that is not an integer (the kernel does not
+# parse), a negative one (the verifier refuses it when compiling), and a CAP below the n of the
+# call (the kernel's assertion fails when the benchmark runs it).
+CONFIGS = [{"SIZE": 1.5}, {"REPEAT": 40}, {"REPEAT": 1}, {"REPEAT": 20}, {"SIZE": -3},
+           {"CAP": 10}]
 
 
 def test_picks_the_fastest_and_reports_failures(capfd):
@@ -65,17 +68,19 @@ def test_picks_the_fastest_and_reports_failures(capfd):
     np.testing.assert_array_equal(b, a)
     assert work.best_config(a) == {"REPEAT": 1}
     results = work.last_results
-    assert [r["source"] for r in results] == ["failed"] + ["measured"] * 3 + ["failed"]
+    assert [r["source"] for r in results] == ["failed"] + ["measured"] * 3 + ["failed"] * 2
     times = {r["config"]["REPEAT"]: r["time"] for r in results[1:4]}
     assert times[1] < times[20] < times[40]
     err = capfd.readouterr().err
     assert "benchmarked" in err and "best" in err
     print(err)
-    assert "2 of 5 configs failed" in err
+    assert "3 of 6 configs failed" in err
     row = next(line for line in err.splitlines() if line.startswith("  {'SIZE': 1.5}"))
     assert "specialize" in row and "shape entries must be integers" in row
     row = next(line for line in err.splitlines() if line.startswith("  {'SIZE': -3}"))
-    assert "benchmark" in row and "allocating" in row
+    assert "compile" in row and "[negative_size]" in row and "shape[0] = -3" in row
+    row = next(line for line in err.splitlines() if line.startswith("  {'CAP': 10}"))
+    assert "benchmark" in row and "n is above CAP" in row
     # Another n is a new key: tuned again (compiled kernels are reused from the disk cache).
     a2 = a[:1000].copy()
     np.testing.assert_array_equal(work(a2), a2)

@@ -24,6 +24,9 @@
 // - "allocate_dtype": an Allocate's buffer_var must point to elements of the Allocate's dtype.
 // - "iter_var_dtype": a BlockRealize value, and the domain of its iteration variable, have the
 //   iteration variable's dtype.
+// - "negative_size": no buffer dimension or Allocate extent is a negative constant, and no
+//   vectorized loop has a constant extent below 1.
+// - "div_by_zero": no integer Div, Mod, FloorDiv or FloorMod has the constant divisor 0.
 #ifndef TESSEL_TRANSFORM_VERIFY_WELL_FORMED_H_
 #define TESSEL_TRANSFORM_VERIFY_WELL_FORMED_H_
 

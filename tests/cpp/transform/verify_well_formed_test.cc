@@ -284,6 +284,65 @@ TEST(VerifyWellFormed, BlockIterVarBoundToAValueOfAnotherDtype) {
                  "block 'b': iteration variable 'vi' (int32) has a bound value of dtype int64");
 }
 
+TEST(VerifyWellFormed, NegativeBufferDimension) {
+  VerifyError e = ExpectOneError(ParseFunc(R"(
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    with T.sblock("root"):
+        B = T.sblock_alloc_buffer((-3,), "float32")
+        A[0] = B[0]
+)"),
+                                 "negative_size", "buffer 'B' has shape[0] = -3");
+  ASSERT_TRUE(e.span.has_value());
+  EXPECT_EQ((*e.span)->line, 4);
+}
+
+TEST(VerifyWellFormed, NegativeAllocateExtentAndVectorizedExtent) {
+  ExpectOneError(ParseFunc(R"(
+@T.prim_func
+def f():
+    p = T.allocate([-8], "float32", "global")
+    T.evaluate(0)
+)"),
+                 "negative_size", "extents[0] = -8");
+  ExpectOneError(ParseFunc(R"(
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    for i in T.vectorized(-1):
+        A[i] = T.float32(0)
+)"),
+                 "negative_size", "vectorized loop 'i' has extent -1");
+  // A serial loop with a negative extent runs zero times: allowed.
+  EXPECT_TRUE(VerifyWellFormed(ParseFunc(R"(
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    for i in range(-1):
+        A[i] = T.float32(0)
+)"),
+                               "f")
+                  .empty());
+}
+
+TEST(VerifyWellFormed, IntegerDivisionByConstantZero) {
+  for (const char* op : {"n // 0", "n % 0", "T.truncdiv(n, 0)", "T.truncmod(n, 0)"}) {
+    ExpectOneError(ParseFunc(std::string(R"(
+@T.prim_func
+def f(A: T.Buffer((n,), "float32")):
+    for i in range()") + op + R"():
+        A[i] = T.float32(0)
+)"),
+                   "div_by_zero", "integer division or remainder by zero");
+  }
+  // Float division by zero is IEEE arithmetic, not an error.
+  EXPECT_TRUE(VerifyWellFormed(ParseFunc(R"(
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    A[0] = A[1] / T.float32(0)
+)"),
+                               "f")
+                  .empty());
+}
+
 TEST(VerifyWellFormed, PassThrowsTheFirstError) {
   OneBuffer p;
   Var i("i"), j("j");
