@@ -94,7 +94,12 @@ class BlockLowerer : public StmtExprMutator {
 
   Stmt VisitStmt_(const ForNode* op) override {
     bound_.insert(op->loop_var.get());
-    return StmtExprMutator::VisitStmt_(op);
+    bool concurrent = op->kind == ForKind::kParallel || op->kind == ForKind::kVectorized ||
+                      op->kind == ForKind::kThreadBinding;
+    if (concurrent) concurrent_.push_back(op);
+    Stmt out = StmtExprMutator::VisitStmt_(op);
+    if (concurrent) concurrent_.pop_back();
+    return out;
   }
   Stmt VisitStmt_(const LetStmtNode* op) override {
     bound_.insert(op->var.get());
@@ -107,6 +112,31 @@ class BlockLowerer : public StmtExprMutator {
   Stmt VisitStmt_(const AttrStmtNode* op) override {
     if (auto v = op->node.as<Var>()) bound_.insert(v->get());
     return StmtExprMutator::VisitStmt_(op);
+  }
+
+  // A reduction iterator bound through a loop whose iterations run at once (threads, parallel
+  // or vector lanes) makes those iterations read and write the same accumulator together: the
+  // result would be a race, so it is refused until a cross-thread reduction lowering exists.
+  void CheckReductionIsSequential(const BlockNode* block, const IterVar& iv,
+                                  const PrimExpr& value) {
+    for (const ForNode* loop : concurrent_) {
+      bool uses = false;
+      PostOrderVisit(value, [&](const ObjectRef& n) {
+        if (n.get() == loop->loop_var.get()) uses = true;
+      });
+      if (!uses) continue;
+      std::string kind = loop->kind == ForKind::kParallel ? "a parallel loop"
+                         : loop->kind == ForKind::kVectorized
+                             ? "a vectorized loop"
+                             : "bound to thread \"" + std::string(loop->thread_tag) + "\"";
+      TVM_FFI_THROW(ValueError)
+          << "LowerBlocks: block \"" << block->name_hint << "\": reduction iterator '"
+          << iv->var->name_hint << "' takes its value from loop '" << loop->loop_var->name_hint
+          << "', which is " << kind
+          << ": its iterations would update the same element at once. Cross-thread and parallel "
+             "reductions are not supported yet; reduce in a serial loop (one partial result per "
+             "thread, then combine them, e.g. through shared memory)";
+    }
   }
 
   Stmt VisitStmt_(const BlockNode* op) override {
@@ -127,6 +157,7 @@ class BlockLowerer : public StmtExprMutator {
       const IterVar& iv = block->iter_vars[i];
       bound_.insert(iv->var.get());
       if (iv->iter_type == IterVarType::kCommReduce) {
+        CheckReductionIsSequential(block, iv, values[i]);
         has_reduce = true;
         PrimExpr at_min = eq(values[i], VisitExpr(iv->dom->min));
         init_guard = init_guard.defined() ? logical_and(init_guard, at_min) : at_min;
@@ -295,6 +326,8 @@ class BlockLowerer : public StmtExprMutator {
   std::unordered_map<const BufferNode*, MatchTarget> match_;
   // Variables something other than a match_buffer binds (params, loops, lets, iter vars ...).
   std::unordered_set<const VarNode*> bound_;
+  // The enclosing loops whose iterations run at once (parallel, vectorized, thread-bound).
+  std::vector<const ForNode*> concurrent_;
 };
 
 bool HasBlock(const Stmt& body) {

@@ -224,6 +224,15 @@ def _gpu_available():
     return torch if torch.cuda.is_available() else None
 
 
+# TVM lowers a reduction whose reduce loop is bound to threadIdx as a cross-thread all-reduce;
+# tessel has no such lowering yet, and refuses these (the loop's threads would race on the
+# accumulator) instead of building a wrong kernel. When the lowering lands, this list empties.
+NOT_SUPPORTED = {
+    "gpu_sum_cross_thread": "Cross-thread and parallel reductions are not supported yet",
+    "gpu_softmax_row": "Cross-thread and parallel reductions are not supported yet",
+}
+
+
 @pytest.mark.parametrize("entry", MANIFEST, ids=[e["function"] for e in MANIFEST])
 def test_tvm_corpus(entry):
     path = CORPUS / entry["file"]
@@ -240,6 +249,10 @@ def test_tvm_corpus(entry):
     expected = _expected(entry, inputs)
     args, outs = iter(inputs), iter(outputs)
     ordered = [next(outs) if p["name"] in entry["outputs"] else next(args) for p in entry["params"]]
+    if entry["function"] in NOT_SUPPORTED:
+        with pytest.raises(ValueError, match=NOT_SUPPORTED[entry["function"]]):
+            tessel.build(f, target="cuda -arch=sm_90" if entry["target"] == "cuda" else "c")
+        return
     if entry["target"] == "cuda":
         mod = tessel.build(f, target="cuda -arch=sm_90")
         torch = _gpu_available()

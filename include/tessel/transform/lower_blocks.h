@@ -25,6 +25,10 @@
 // - a buffer declared inside a block whose shape mentions an iteration variable (or a matched
 //   size variable) is re-declared with the substituted shape.
 // A root block (no iteration variables) simply disappears, leaving its allocations.
+// A reduce iteration variable whose bound value uses the variable of an enclosing parallel,
+// vectorized or thread_binding loop is a ValueError naming the block, the iterator and the loop:
+// those iterations would update one accumulator at once (TVM lowers a reduction bound to
+// threadIdx as a cross-thread all-reduce; tessel does not have that lowering yet).
 //
 // Functions without blocks are returned unchanged (the very input object).
 #ifndef TESSEL_TRANSFORM_LOWER_BLOCKS_H_

@@ -626,6 +626,42 @@ TEST(LowerBlocks, EveryExampleLowersToVerifiedFlatIR) {
             << skipped;
 }
 
+TEST(LowerBlocks, ReductionOverConcurrentLoopsIsRefused) {
+  // Threads (or parallel iterations, or vector lanes) bound to a reduce axis would all update
+  // B[vi] at once: refused with the block, iterator and loop named.
+  const char* kinds[][2] = {{"T.thread_binding(128, thread=\"threadIdx.x\")", "threadIdx.x"},
+                            {"T.parallel(128)", "a parallel loop"},
+                            {"T.vectorized(128)", "a vectorized loop"}};
+  for (const auto& kind : kinds) {
+    PrimFunc f = testing::ParseFunc(std::string(R"(
+@T.prim_func
+def f(A: T.Buffer((8, 128), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        for k in )") + kind[0] + R"(:
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+)");
+    testing::ExpectError([&] { LowerBlocks(f); }, "ValueError",
+                         {"block \"B\"", "reduction iterator 'vk'", "loop 'k'", kind[1]});
+  }
+  // A spatial axis over threads, with the reduction serial inside each thread, is fine.
+  PrimFunc ok = testing::ParseFunc(R"(
+@T.prim_func
+def f(A: T.Buffer((8, 128), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.thread_binding(8, thread="threadIdx.x"):
+        for k in range(128):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+)");
+  EXPECT_NO_THROW(LowerBlocks(ok));
+}
+
 }  // namespace
 }  // namespace transform
 }  // namespace tessel
