@@ -182,6 +182,34 @@ def test_string_dims_without_future_annotations(tmp_path):
     assert a.shape[0].same_as(b.shape[0])
 
 
+def test_handle_params_and_match_buffer(tmp_path):
+    """TVMScript's other way to declare buffers: handle parameters matched in the body, with the
+    symbolic dims declared first."""
+    body = textwrap.dedent('''
+        @T.prim_func
+        def scale(a: T.handle, b: T.handle, alpha: T.float32):
+            n = T.int32()
+            A = T.match_buffer(a, (n,), "float32")
+            B = T.match_buffer(b, (n,), "float32")
+            for i in range(n):
+                B[i] = A[i] * alpha
+        ''')
+    mod, _ = load(tmp_path, body, future=False)
+    f = mod.scale
+    assert [str(p.dtype) for p in f.params] == ["handle", "handle", "float32"]
+    a = f.buffer_map[f.params[0]]
+    assert a.shape[0].same_as(f.buffer_map[f.params[1]].shape[0])
+    ir.assert_structural_equal(f, tessel.parse(tessel.as_text(f)), map_free_vars=True)
+    import numpy as np
+    import tvm_ffi
+
+    lib = tessel.build(f)
+    x = np.arange(7, dtype="float32")
+    y = np.empty_like(x)
+    lib["scale"](tvm_ffi.from_dlpack(x), tvm_ffi.from_dlpack(y), 2.0)
+    np.testing.assert_array_equal(y, x * 2)
+
+
 def test_bare_symbolic_names_need_future_annotations(tmp_path):
     body = textwrap.dedent('''
         @T.prim_func
