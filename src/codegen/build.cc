@@ -153,9 +153,10 @@ void CompiledModuleNode::ExportLibrary(const String& path) const {
 
 std::vector<String> LowerPipeline(const target::Target& target) {
   if (target->kind == "cuda") {
-    return {"VerifyWellFormed",   "LowerBlocks",          "FlattenBuffer", "Simplify",
-            "LowerThreadBinding", "InjectSharedBarriers", "VectorizeLoop", "UnrollLoop",
-            "LowerIntrinsics",    "SplitHostDevice",      "Simplify"};
+    return {
+        "VerifyWellFormed", "LowerCrossThreadReduction", "LowerBlocks",          "FlattenBuffer",
+        "Simplify",         "LowerThreadBinding",        "InjectSharedBarriers", "VectorizeLoop",
+        "UnrollLoop",       "LowerIntrinsics",           "SplitHostDevice",      "Simplify"};
   }
   if (target->kind != "c") {
     TVM_FFI_THROW(ValueError) << "target " << target->kind << ": not supported yet";

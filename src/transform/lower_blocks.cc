@@ -134,8 +134,12 @@ class BlockLowerer : public StmtExprMutator {
           << iv->var->name_hint << "' takes its value from loop '" << loop->loop_var->name_hint
           << "', which is " << kind
           << ": its iterations would update the same element at once. Cross-thread and parallel "
-             "reductions are not supported yet; reduce in a serial loop (one partial result per "
-             "thread, then combine them, e.g. through shared memory)";
+             "reductions are not supported yet, except what LowerCrossThreadReduction (the cuda "
+             "pipeline, before LowerBlocks) lowers: a body `B[idx] = f(B[idx], v)` with f one of "
+             "+, *, max, min, an optional init storing to the same element, and reduce "
+             "iterators bound only to threadIdx loops of constant extent. Otherwise reduce in a "
+             "serial loop (one partial result per thread, then combine them, e.g. through shared "
+             "memory)";
     }
   }
 

@@ -3,6 +3,7 @@
 #include <tessel/transform/flatten_buffer.h>
 #include <tessel/transform/inject_shared_barriers.h>
 #include <tessel/transform/lower_blocks.h>
+#include <tessel/transform/lower_cross_thread_reduction.h>
 #include <tessel/transform/lower_intrinsics.h>
 #include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/pass.h>
@@ -18,6 +19,7 @@ namespace transform {
 
 TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("VerifyWellFormed", VerifyWellFormedPass);
+  RegisterPass("LowerCrossThreadReduction", LowerCrossThreadReductionPass);
   RegisterPass("LowerBlocks", LowerBlocksPass);
   RegisterPass("FlattenBuffer", FlattenBufferPass);
   RegisterPass("Simplify", [] {

@@ -227,10 +227,7 @@ def _gpu_available():
 # TVM lowers a reduction whose reduce loop is bound to threadIdx as a cross-thread all-reduce;
 # tessel has no such lowering yet, and refuses these (the loop's threads would race on the
 # accumulator) instead of building a wrong kernel. When the lowering lands, this list empties.
-NOT_SUPPORTED = {
-    "gpu_sum_cross_thread": "Cross-thread and parallel reductions are not supported yet",
-    "gpu_softmax_row": "Cross-thread and parallel reductions are not supported yet",
-}
+NOT_SUPPORTED = {}
 
 
 @pytest.mark.parametrize("entry", MANIFEST, ids=[e["function"] for e in MANIFEST])

@@ -1,0 +1,354 @@
+// The LowerCrossThreadReduction pass (contract in
+// include/tessel/transform/lower_cross_thread_reduction.h).
+//
+// A mutator keeps the stack of enclosing loops; at a BlockRealize whose reduce iterators use a
+// threadIdx loop, Match() checks the supported form and Build() writes the shared-memory tree.
+#include <tessel/ir/builtin.h>
+#include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
+#include <tessel/ir/span.h>
+#include <tessel/transform/lower_cross_thread_reduction.h>
+#include <tessel/transform/pass.h>
+#include <tvm/ffi/extra/structural_equal.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace tessel {
+namespace transform {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+namespace {
+
+enum class Reducer { kAdd, kMul, kMax, kMin };
+
+PrimExpr Combine(Reducer f, PrimExpr a, PrimExpr b) {
+  switch (f) {
+    case Reducer::kAdd:
+      return add(std::move(a), std::move(b));
+    case Reducer::kMul:
+      return mul(std::move(a), std::move(b));
+    case Reducer::kMax:
+      return max(std::move(a), std::move(b));
+    case Reducer::kMin:
+      return min(std::move(a), std::move(b));
+  }
+  TVM_FFI_UNREACHABLE();
+}
+
+// The identity of f over dtype t (t an int, uint or float scalar).
+PrimExpr Identity(Reducer f, DataType t) {
+  if (f == Reducer::kAdd) return MakeConst(t, 0);
+  if (f == Reducer::kMul) return MakeConst(t, 1);
+  bool lowest = f == Reducer::kMax;
+  if (t.is_floating()) {
+    double inf = std::numeric_limits<double>::infinity();
+    return FloatImm(t, lowest ? -inf : inf);
+  }
+  __int128 one = 1;
+  if (t.is_uint()) return IntImm(t, WrapToDType(t, lowest ? 0 : (one << t.bits()) - 1));
+  __int128 high = (one << (t.bits() - 1)) - 1;
+  return IntImm(t, WrapToDType(t, lowest ? -high - 1 : high));
+}
+
+bool IsConstant(const PrimExpr& e, const PrimExpr& c) {
+  if (e.dtype() != c.dtype()) return false;
+  if (const auto* a = e.as<FloatImmNode>()) {
+    const auto* b = c.as<FloatImmNode>();
+    return b && a->value == b->value && std::signbit(a->value) == std::signbit(b->value);
+  }
+  const auto* a = e.as<IntImmNode>();
+  const auto* b = c.as<IntImmNode>();
+  return a && b && a->value == b->value;
+}
+
+bool Uses(const ObjectRef& node, const std::unordered_set<const VarNode*>& vars) {
+  bool found = false;
+  auto visit = [&](const ObjectRef& n) {
+    if (const auto* v = n.as<VarNode>()) found = found || vars.count(v);
+  };
+  if (auto e = node.as<PrimExpr>()) {
+    PostOrderVisit(*e, visit);
+  } else if (auto s = node.as<Stmt>()) {
+    PostOrderVisit(*s, visit);
+  }
+  return found;
+}
+
+bool ReadsBuffer(const PrimExpr& e, const Buffer& buf) {
+  bool found = false;
+  PostOrderVisit(e, [&](const ObjectRef& n) {
+    if (const auto* load = n.as<BufferLoadNode>()) {
+      found = found || load->buffer.same_as(buf) || load->buffer->data.same_as(buf->data);
+    }
+  });
+  return found;
+}
+
+bool SameIndices(const Array<PrimExpr>& a, const Array<PrimExpr>& b) {
+  return tvm::ffi::StructuralEqual::Equal(a, b);
+}
+
+class Substituter : public ExprMutator {
+ public:
+  explicit Substituter(const std::unordered_map<const VarNode*, PrimExpr>& vmap) : vmap_(vmap) {}
+  using ExprMutator::VisitExpr_;
+  PrimExpr VisitExpr_(const VarNode* op) override {
+    auto it = vmap_.find(op);
+    return it == vmap_.end() ? GetRef<PrimExpr>(op) : it->second;
+  }
+
+ private:
+  const std::unordered_map<const VarNode*, PrimExpr>& vmap_;
+};
+
+// A supported reduction block, with the block's iteration variables already substituted.
+struct Reduction {
+  Reducer f;
+  Buffer buffer;
+  Array<PrimExpr> indices;
+  PrimExpr value;                                         // the contribution of one thread
+  std::optional<PrimExpr> init;                           // the init's value
+  std::vector<const ForNode*> reduce_loops, other_loops;  // threadIdx loops, outermost first
+};
+
+Stmt MakeBarrier() {
+  StringImm scope("shared");
+  return Evaluate(Call(scope.dtype(), builtin::tvm_storage_sync(), {scope}));
+}
+
+bool IsThreadIdxLoop(const ForNode* loop) {
+  return loop->kind == ForKind::kThreadBinding &&
+         std::string(loop->thread_tag).rfind("threadIdx.", 0) == 0;
+}
+
+class CrossThreadReductionLowerer : public StmtExprMutator {
+ public:
+  using StmtExprMutator::VisitExpr_;
+  using StmtExprMutator::VisitStmt_;
+
+  Stmt VisitStmt_(const ForNode* op) override {
+    loops_.push_back(op);
+    Stmt out = StmtExprMutator::VisitStmt_(op);
+    loops_.pop_back();
+    return out;
+  }
+
+  Stmt VisitStmt_(const BlockRealizeNode* op) override {
+    if (!BindsReduceToThreads(op)) return StmtExprMutator::VisitStmt_(op);
+    std::optional<Reduction> red = Match(op);
+    if (!red) return GetRef<Stmt>(op);  // LowerBlocks refuses it with its own message.
+    return Build(op, *red);
+  }
+
+ private:
+  // Whether a reduce iterator's value uses an enclosing threadIdx loop's variable.
+  bool BindsReduceToThreads(const BlockRealizeNode* op) const {
+    std::unordered_set<const VarNode*> threads;
+    for (const ForNode* loop : loops_) {
+      if (IsThreadIdxLoop(loop)) threads.insert(loop->loop_var.get());
+    }
+    const BlockNode* block = op->block.get();
+    for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+      if (block->iter_vars[i]->iter_type == IterVarType::kCommReduce &&
+          Uses(op->iter_values[i], threads)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  std::optional<Reduction> Match(const BlockRealizeNode* op) const {
+    const BlockNode* block = op->block.get();
+    if (!block->alloc_buffers.empty() || !block->match_buffers.empty()) return std::nullopt;
+
+    // Split the enclosing threadIdx loops by whether a reduce iterator uses them.
+    std::unordered_set<const VarNode*> all_loops, reduce_vars, reduce_threads, allowed;
+    for (const ForNode* loop : loops_) all_loops.insert(loop->loop_var.get());
+    Reduction red;
+    for (const ForNode* loop : loops_) {
+      if (!IsThreadIdxLoop(loop)) continue;
+      if (!loop->extent.as<IntImmNode>() || !loop->min.as<IntImmNode>()) return std::nullopt;
+      bool reduce = false;
+      for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+        if (block->iter_vars[i]->iter_type == IterVarType::kCommReduce &&
+            Uses(op->iter_values[i], {loop->loop_var.get()})) {
+          reduce = true;
+        }
+      }
+      (reduce ? red.reduce_loops : red.other_loops).push_back(loop);
+      if (reduce) reduce_threads.insert(loop->loop_var.get());
+    }
+    std::unordered_map<const VarNode*, PrimExpr> vmap;
+    for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+      const IterVar& iv = block->iter_vars[i];
+      const PrimExpr& value = op->iter_values[i];
+      vmap[iv->var.get()] = value;
+      if (iv->iter_type == IterVarType::kCommReduce) {
+        reduce_vars.insert(iv->var.get());
+        // Only reduce threads: each thread contributes one value.
+        bool ok = true;
+        PostOrderVisit(value, [&](const ObjectRef& n) {
+          if (const auto* v = n.as<VarNode>()) ok = ok && reduce_threads.count(v);
+        });
+        if (!ok) return std::nullopt;
+      } else if (iv->iter_type == IterVarType::kDataPar) {
+        if (Uses(value, reduce_threads)) return std::nullopt;
+      } else {
+        return std::nullopt;
+      }
+    }
+
+    const auto* store = block->body.as<BufferStoreNode>();
+    if (!store || store->value.dtype().lanes() != 1) return std::nullopt;
+    DataType t = store->value.dtype();
+    if (!(t.is_int() || t.is_uint() || t.is_floating())) return std::nullopt;
+    PrimExpr a, b;
+    if (const auto* n = store->value.as<AddNode>()) {
+      red.f = Reducer::kAdd, a = n->a, b = n->b;
+    } else if (const auto* n = store->value.as<MulNode>()) {
+      red.f = Reducer::kMul, a = n->a, b = n->b;
+    } else if (const auto* n = store->value.as<MaxNode>()) {
+      red.f = Reducer::kMax, a = n->a, b = n->b;
+    } else if (const auto* n = store->value.as<MinNode>()) {
+      red.f = Reducer::kMin, a = n->a, b = n->b;
+    } else {
+      return std::nullopt;
+    }
+    auto is_self = [&](const PrimExpr& e) {
+      const auto* load = e.as<BufferLoadNode>();
+      return load && load->buffer.same_as(store->buffer) &&
+             SameIndices(load->indices, store->indices);
+    };
+    PrimExpr value;
+    if (is_self(a)) {
+      value = b;
+    } else if (is_self(b)) {
+      value = a;
+    } else {
+      return std::nullopt;
+    }
+    if (ReadsBuffer(value, store->buffer)) return std::nullopt;
+    for (const PrimExpr& i : store->indices) {
+      if (Uses(i, reduce_vars) || Uses(i, reduce_threads)) return std::nullopt;
+    }
+    if (block->init) {
+      const auto* init = block->init.value().as<BufferStoreNode>();
+      if (!init || !init->buffer.same_as(store->buffer) ||
+          !SameIndices(init->indices, store->indices) || init->value.dtype() != t ||
+          ReadsBuffer(init->value, store->buffer) || Uses(init->value, reduce_vars) ||
+          Uses(init->value, reduce_threads)) {
+        return std::nullopt;
+      }
+      red.init = Substituter(vmap).VisitExpr(init->value);
+    }
+    Substituter subst(vmap);
+    red.buffer = store->buffer;
+    red.indices = Array<PrimExpr>();
+    for (const PrimExpr& i : store->indices) red.indices.push_back(subst.VisitExpr(i));
+    red.value = subst.VisitExpr(value);
+    return red;
+  }
+
+  // The flattened index of `loops` (innermost fastest) and the product of their extents.
+  static std::pair<PrimExpr, int64_t> Flatten(const std::vector<const ForNode*>& loops) {
+    PrimExpr index;
+    int64_t stride = 1;
+    for (size_t k = loops.size(); k-- > 0;) {
+      const ForNode* loop = loops[k];
+      PrimExpr local = sub(loop->loop_var, loop->min);
+      PrimExpr term = mul(local, MakeConst(loop->loop_var->dtype, stride));
+      index = index.defined() ? add(term, index) : term;
+      stride *= loop->extent.as<IntImmNode>()->value;
+    }
+    if (!index.defined()) index = MakeConst(DataType::Int(32), 0);
+    return {index, stride};
+  }
+
+  Stmt Build(const BlockRealizeNode* op, const Reduction& red) const {
+    DataType t = red.buffer->dtype;
+    auto [r, nr] = Flatten(red.reduce_loops);
+    auto [g, ng] = Flatten(red.other_loops);
+    PrimExpr base = mul(g, MakeConst(g.dtype(), nr));
+    PrimExpr slot = add(base, r);
+    Buffer buf = MakeBuffer(std::string(op->block->name_hint) + "_red", t,
+                            {MakeConst(DataType::Int(32), ng * nr)}, "shared");
+    PrimExpr identity = Identity(red.f, t);
+
+    std::vector<Stmt> seq;
+    if (IsConstTrue(op->predicate)) {
+      seq.push_back(BufferStore(buf, red.value, {slot}));
+    } else {
+      seq.push_back(IfThenElse(op->predicate, BufferStore(buf, red.value, {slot}),
+                               BufferStore(buf, identity, {slot})));
+    }
+    seq.push_back(MakeBarrier());
+    for (int64_t n = nr; n > 1;) {
+      int64_t h = (n + 1) / 2;
+      PrimExpr partner = add(slot, MakeConst(slot.dtype(), h));
+      PrimExpr step = Combine(red.f, BufferLoad(buf, {slot}), BufferLoad(buf, {partner}));
+      seq.push_back(IfThenElse(lt(r, MakeConst(r.dtype(), n - h)), BufferStore(buf, step, {slot})));
+      seq.push_back(MakeBarrier());
+      n = h;
+    }
+    PrimExpr total = BufferLoad(buf, {base});
+    PrimExpr result;
+    if (!red.init) {
+      result = Combine(red.f, BufferLoad(red.buffer, red.indices), total);
+    } else if (IsConstant(*red.init, identity)) {
+      result = total;
+    } else {
+      result = Combine(red.f, *red.init, total);
+    }
+    seq.push_back(
+        IfThenElse(eq(r, MakeConst(r.dtype(), 0)), BufferStore(red.buffer, result, red.indices)));
+    seq.push_back(MakeBarrier());
+    // Every new statement points at the block's source position.
+    for (Stmt& s : seq) s = WithSpan(s, op->span);
+    Stmt body =
+        WithSpan(DeclBuffer(buf, SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()))), op->span);
+    return WithSpan(Allocate(buf->data, t, buf->shape, Bool(true), body), op->span);
+  }
+
+  static bool IsConstTrue(const PrimExpr& e) {
+    const auto* imm = e.as<IntImmNode>();
+    return imm && imm->value != 0;
+  }
+
+  std::vector<const ForNode*> loops_;
+};
+
+PrimFunc Lower(const PrimFunc& func) {
+  if (!func.defined()) TVM_FFI_THROW(ValueError) << "LowerCrossThreadReduction: undefined function";
+  bool has_thread_loop = false;
+  PostOrderVisit(func->body, [&](const ObjectRef& n) {
+    if (const auto* f = n.as<ForNode>()) has_thread_loop = has_thread_loop || IsThreadIdxLoop(f);
+  });
+  if (!has_thread_loop) return func;
+  Stmt body = CrossThreadReductionLowerer().VisitStmt(func->body);
+  if (body.same_as(func->body)) return func;
+  return WithBody(func, body);
+}
+
+}  // namespace
+
+PrimFunc LowerCrossThreadReduction(const PrimFunc& func) { return Lower(func); }
+
+IRModule LowerCrossThreadReduction(const IRModule& mod) {
+  return MapFunctions(mod, [](const String&, const PrimFunc& f) { return Lower(f); });
+}
+
+Pass LowerCrossThreadReductionPass() {
+  return CreateModulePass([](IRModule m) { return LowerCrossThreadReduction(m); }, 0,
+                          "LowerCrossThreadReduction");
+}
+
+}  // namespace transform
+}  // namespace tessel
