@@ -137,7 +137,8 @@ class BlockLowerer : public StmtExprMutator {
              "reductions are not supported yet, except what LowerCrossThreadReduction (the cuda "
              "pipeline, before LowerBlocks) lowers: a body `B[idx] = f(B[idx], v)` with f one of "
              "+, *, max, min, an optional init storing to the same element, and reduce "
-             "iterators bound only to threadIdx loops of constant extent. Otherwise reduce in a "
+             "iterators bound only to threadIdx loops of constant extent (and serial loops nested "
+             "inside them, directly around the block). Otherwise reduce in a "
              "serial loop (one partial result per thread, then combine them, e.g. through shared "
              "memory)";
     }

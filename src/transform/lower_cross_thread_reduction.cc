@@ -117,6 +117,7 @@ struct Reduction {
   PrimExpr value;                                         // the contribution of one thread
   std::optional<PrimExpr> init;                           // the init's value
   std::vector<const ForNode*> reduce_loops, other_loops;  // threadIdx loops, outermost first
+  std::vector<const ForNode*> serial;  // serial loops each thread reduces first, outermost first
 };
 
 Stmt MakeBarrier() {
@@ -135,6 +136,9 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
   using StmtExprMutator::VisitStmt_;
 
   Stmt VisitStmt_(const ForNode* op) override {
+    if (op->kind == ForKind::kSerial) {
+      if (auto lowered = LowerSerialNest(op)) return *lowered;
+    }
     loops_.push_back(op);
     Stmt out = StmtExprMutator::VisitStmt_(op);
     loops_.pop_back();
@@ -143,12 +147,43 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
 
   Stmt VisitStmt_(const BlockRealizeNode* op) override {
     if (!BindsReduceToThreads(op)) return StmtExprMutator::VisitStmt_(op);
-    std::optional<Reduction> red = Match(op);
+    std::optional<Reduction> red = Match(op, {});
     if (!red) return GetRef<Stmt>(op);  // LowerBlocks refuses it with its own message.
     return Build(op, *red);
   }
 
  private:
+  // `for ... (serial, perfectly nested): block` inside threadIdx loops, where the block's reduce
+  // iterators use both threads and these serial loops: each thread reduces its serial part into a
+  // local accumulator first. nullopt when this is not such a nest (or not a supported one).
+  std::optional<Stmt> LowerSerialNest(const ForNode* op) {
+    bool in_threads = false;
+    for (const ForNode* loop : loops_) in_threads = in_threads || IsThreadIdxLoop(loop);
+    if (!in_threads) return std::nullopt;
+    std::vector<const ForNode*> chain;
+    Stmt s = GetRef<Stmt>(op);
+    while (const auto* loop = s.as<ForNode>()) {
+      if (loop->kind != ForKind::kSerial) return std::nullopt;
+      chain.push_back(loop);
+      s = loop->body;
+    }
+    const auto* realize = s.as<BlockRealizeNode>();
+    if (!realize) return std::nullopt;
+    std::unordered_set<const VarNode*> chain_vars;
+    for (const ForNode* loop : chain) chain_vars.insert(loop->loop_var.get());
+    bool uses_chain = false;
+    const BlockNode* block = realize->block.get();
+    for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+      if (block->iter_vars[i]->iter_type == IterVarType::kCommReduce) {
+        uses_chain = uses_chain || Uses(realize->iter_values[i], chain_vars);
+      }
+    }
+    if (!uses_chain || !BindsReduceToThreads(realize)) return std::nullopt;
+    std::optional<Reduction> red = Match(realize, chain);
+    if (!red) return std::nullopt;
+    return Build(realize, *red);
+  }
+
   // Whether a reduce iterator's value uses an enclosing threadIdx loop's variable.
   bool BindsReduceToThreads(const BlockRealizeNode* op) const {
     std::unordered_set<const VarNode*> threads;
@@ -165,7 +200,8 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
     return false;
   }
 
-  std::optional<Reduction> Match(const BlockRealizeNode* op) const {
+  std::optional<Reduction> Match(const BlockRealizeNode* op,
+                                 const std::vector<const ForNode*>& serial) const {
     const BlockNode* block = op->block.get();
     if (!block->alloc_buffers.empty() || !block->match_buffers.empty()) return std::nullopt;
 
@@ -173,6 +209,9 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
     std::unordered_set<const VarNode*> all_loops, reduce_vars, reduce_threads, allowed;
     for (const ForNode* loop : loops_) all_loops.insert(loop->loop_var.get());
     Reduction red;
+    red.serial = serial;
+    std::unordered_set<const VarNode*> serial_vars;
+    for (const ForNode* loop : serial) serial_vars.insert(loop->loop_var.get());
     for (const ForNode* loop : loops_) {
       if (!IsThreadIdxLoop(loop)) continue;
       if (!loop->extent.as<IntImmNode>() || !loop->min.as<IntImmNode>()) return std::nullopt;
@@ -193,14 +232,16 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
       vmap[iv->var.get()] = value;
       if (iv->iter_type == IterVarType::kCommReduce) {
         reduce_vars.insert(iv->var.get());
-        // Only reduce threads: each thread contributes one value.
+        // Only reduce threads and the serial nest: each thread contributes one value.
         bool ok = true;
         PostOrderVisit(value, [&](const ObjectRef& n) {
-          if (const auto* v = n.as<VarNode>()) ok = ok && reduce_threads.count(v);
+          if (const auto* v = n.as<VarNode>()) {
+            ok = ok && (reduce_threads.count(v) || serial_vars.count(v));
+          }
         });
         if (!ok) return std::nullopt;
       } else if (iv->iter_type == IterVarType::kDataPar) {
-        if (Uses(value, reduce_threads)) return std::nullopt;
+        if (Uses(value, reduce_threads) || Uses(value, serial_vars)) return std::nullopt;
       } else {
         return std::nullopt;
       }
@@ -237,14 +278,16 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
     }
     if (ReadsBuffer(value, store->buffer)) return std::nullopt;
     for (const PrimExpr& i : store->indices) {
-      if (Uses(i, reduce_vars) || Uses(i, reduce_threads)) return std::nullopt;
+      if (Uses(i, reduce_vars) || Uses(i, reduce_threads) || Uses(i, serial_vars)) {
+        return std::nullopt;
+      }
     }
     if (block->init) {
       const auto* init = block->init.value().as<BufferStoreNode>();
       if (!init || !init->buffer.same_as(store->buffer) ||
           !SameIndices(init->indices, store->indices) || init->value.dtype() != t ||
           ReadsBuffer(init->value, store->buffer) || Uses(init->value, reduce_vars) ||
-          Uses(init->value, reduce_threads)) {
+          Uses(init->value, reduce_threads) || Uses(init->value, serial_vars)) {
         return std::nullopt;
       }
       red.init = Substituter(vmap).VisitExpr(init->value);
@@ -283,7 +326,23 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
     PrimExpr identity = Identity(red.f, t);
 
     std::vector<Stmt> seq;
-    if (IsConstTrue(op->predicate)) {
+    Optional<Buffer> acc;
+    if (!red.serial.empty()) {
+      // Each thread's serial part, into a local accumulator that then takes the value's place.
+      acc = MakeBuffer(std::string(op->block->name_hint) + "_acc", t,
+                       {MakeConst(DataType::Int(32), 1)}, "local");
+      PrimExpr zero = MakeConst(DataType::Int(32), 0);
+      seq.push_back(BufferStore(*acc, identity, {zero}));
+      Stmt update = BufferStore(*acc, Combine(red.f, BufferLoad(*acc, {zero}), red.value), {zero});
+      if (!IsConstTrue(op->predicate)) update = IfThenElse(op->predicate, update);
+      for (size_t k = red.serial.size(); k-- > 0;) {
+        const ForNode* loop = red.serial[k];
+        update = For(loop->loop_var, loop->min, loop->extent, loop->kind, update, loop->thread_tag,
+                     loop->annotations);
+      }
+      seq.push_back(update);
+      seq.push_back(BufferStore(buf, BufferLoad(*acc, {zero}), {slot}));
+    } else if (IsConstTrue(op->predicate)) {
       seq.push_back(BufferStore(buf, red.value, {slot}));
     } else {
       seq.push_back(IfThenElse(op->predicate, BufferStore(buf, red.value, {slot}),
@@ -312,9 +371,12 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
     seq.push_back(MakeBarrier());
     // Every new statement points at the block's source position.
     for (Stmt& s : seq) s = WithSpan(s, op->span);
-    Stmt body =
-        WithSpan(DeclBuffer(buf, SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()))), op->span);
-    return WithSpan(Allocate(buf->data, t, buf->shape, Bool(true), body), op->span);
+    Stmt body = SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
+    for (const Buffer& b : acc ? std::vector<Buffer>{*acc, buf} : std::vector<Buffer>{buf}) {
+      body = WithSpan(DeclBuffer(b, body), op->span);
+      body = WithSpan(Allocate(b->data, t, b->shape, Bool(true), body), op->span);
+    }
+    return body;
   }
 
   static bool IsConstTrue(const PrimExpr& e) {

@@ -97,6 +97,22 @@ def predicate(A: T.Buffer((5, 45), "float32"), B: T.Buffer((5,), "float32")):
                 B[vi] = T.min(A[vi, vk], B[vi])
 """
 
+# Each of 32 threads first sums its part of the row in a serial loop (guarded: 250 of 256 elements).
+SERIAL_PART = """
+@T.prim_func
+def serial_part(A: T.Buffer((4, 250), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k0 in T.thread_binding(32, thread="threadIdx.x"):
+            for k1 in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    vk = T.axis.reduce(250, k0 * 8 + k1)
+                    T.where(k0 * 8 + k1 < 250)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+"""
+
 rng = np.random.default_rng(0)
 
 
@@ -131,12 +147,19 @@ def _case_predicate():
     return PREDICATE, "predicate", [a, b], np.minimum(0.5, a.min(axis=1))
 
 
+def _case_serial_part():
+    a = rng.standard_normal((4, 250)).astype("float32")
+    b = rng.standard_normal(4).astype("float32")
+    return SERIAL_PART, "serial_part", [a, b], a.sum(axis=1)
+
+
 CASES = {
     "sum_init": (_case_sum_init, 7),  # 128 threads: 1 + 7 steps + 1 barriers
     "max_no_init": (_case_max_no_init, 6),
     "rows_2d": (_case_rows_2d, 5),
     "odd_count": (_case_odd_count, 7),  # 100 -> 50 -> 25 -> 13 -> 7 -> 4 -> 2 -> 1
     "predicate": (_case_predicate, 6),  # 48 -> 24 -> 12 -> 6 -> 3 -> 2 -> 1
+    "serial_part": (_case_serial_part, 5),
 }
 
 

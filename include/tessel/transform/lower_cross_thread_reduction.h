@@ -9,8 +9,9 @@
 //   float dtype, v reading nothing of B;
 // - its init, if any, is one BufferStore `B[idx] = c` to the same element, c reading nothing of B;
 // - every reduce iterator's value uses only variables of enclosing threadIdx loops (the reduce
-//   threads), no spatial iterator's value, no index of idx, and no init value uses a reduce
-//   thread or reduce iterator;
+//   threads) and, optionally, of serial loops perfectly nested between the innermost enclosing
+//   loop and the block (the serial part); no spatial iterator's value, no index of idx, and no
+//   init value uses a reduce thread, a serial-part loop or a reduce iterator;
 // - every enclosing threadIdx loop has a constant extent.
 // Anything else is left unchanged, so LowerBlocks refuses it as before.
 //
@@ -19,6 +20,11 @@
 // block is replaced, in place, by plain statements without blocks:
 //   red = T.allocate([G * R], dtype, "shared")        (named "<block>_red")
 //   red[g * R + r] = v        (the identity of f instead when the block predicate is false)
+// or, with a serial part (which the rewrite replaces too), each thread first reduces it locally:
+//   acc = T.allocate([1], dtype, "local")             (named "<block>_acc")
+//   acc[0] = identity
+//   for <the serial loops>: if predicate: acc[0] = f(acc[0], v)
+//   red[g * R + r] = acc[0]
 //   T.tvm_storage_sync("shared")
 //   for each halving step n -> h = ceil(n / 2), from n = R down to 1 (unrolled):
 //       if r < n - h: red[g * R + r] = f(red[g * R + r], red[g * R + r + h])

@@ -171,6 +171,47 @@ def f(A: T.Buffer((2,), "int8"), B: T.Buffer((1,), "int8")):
 )");
 }
 
+TEST(LowerCrossThreadReduction, SerialPartPerThreadIsReducedLocallyFirst) {
+  // vk over threadIdx.x and a serial loop inside it: each thread sums its four elements (the
+  // predicate inside the serial loop) into a local accumulator, then the threads all-reduce.
+  testing::ExpectPass(Lower, R"(
+@T.prim_func
+def f(A: T.Buffer((8, 128), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.thread_binding(8, thread="blockIdx.x"):
+        for k0 in T.thread_binding(2, thread="threadIdx.x"):
+            for k1 in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    vk = T.axis.reduce(128, k0 * 4 + k1)
+                    T.where(k0 * 4 + k1 < 7)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+)",
+                      R"(
+@T.prim_func
+def f(A: T.Buffer((8, 128), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.thread_binding(8, thread="blockIdx.x"):
+        for k0 in T.thread_binding(2, thread="threadIdx.x"):
+            B_red = T.allocate([2], "float32", "shared")
+            B_red_1 = T.decl_buffer((2,), "float32", data=B_red, scope="shared")
+            B_acc = T.allocate([1], "float32", "local")
+            B_acc_1 = T.decl_buffer((1,), "float32", data=B_acc, scope="local")
+            B_acc_1[0] = T.float32(0)
+            for k1 in range(4):
+                if k0 * 4 + k1 < 7:
+                    B_acc_1[0] = B_acc_1[0] + A[i, k0 * 4 + k1]
+            B_red_1[k0] = B_acc_1[0]
+            T.tvm_storage_sync("shared")
+            if k0 < 1:
+                B_red_1[k0] = B_red_1[k0] + B_red_1[k0 + 1]
+            T.tvm_storage_sync("shared")
+            if k0 == 0:
+                B[i] = B_red_1[0]
+            T.tvm_storage_sync("shared")
+)");
+}
+
 TEST(LowerCrossThreadReduction, FunctionsWithoutThreadReductionsAreUnchanged) {
   // No thread loop at all; a spatial axis over threads with a serial reduction inside.
   testing::ExpectUnchanged(Lower, R"(
@@ -221,15 +262,15 @@ def f(A: T.Buffer((8, 128), "float32"), B: T.Buffer((8,), "float32")):
         [&] { LowerBlocks(got); }, "ValueError",
         {"block \"B\"", "reduction iterator 'vk'", "threadIdx.x", "LowerCrossThreadReduction"});
   }
-  // A reduce iterator over a serial loop inside the thread loop as well (each thread would first
-  // reduce serially), and one over a thread loop of symbolic extent.
+  // A reduce iterator over a serial loop around the thread loop (one all-reduce per iteration
+  // would need the init once), and one over a thread loop of symbolic extent.
   const char* nests[] = {
       R"(
 @T.prim_func
 def f(A: T.Buffer((8, 128), "float32"), B: T.Buffer((8,), "float32")):
     for i in T.thread_binding(8, thread="blockIdx.x"):
-        for k0 in T.thread_binding(32, thread="threadIdx.x"):
-            for k1 in range(4):
+        for k1 in range(4):
+            for k0 in T.thread_binding(32, thread="threadIdx.x"):
                 with T.block("B"):
                     vi = T.axis.spatial(8, i)
                     vk = T.axis.reduce(128, k0 * 4 + k1)
