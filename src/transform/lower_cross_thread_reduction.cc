@@ -135,6 +135,10 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
   using StmtExprMutator::VisitExpr_;
   using StmtExprMutator::VisitStmt_;
 
+  // `tags`: every threadIdx tag the function binds.
+  explicit CrossThreadReductionLowerer(std::unordered_set<std::string> tags)
+      : tags_(std::move(tags)) {}
+
   Stmt VisitStmt_(const ForNode* op) override {
     if (op->kind == ForKind::kSerial) {
       if (auto lowered = LowerSerialNest(op)) return *lowered;
@@ -208,6 +212,13 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
     // Split the enclosing threadIdx loops by whether a reduce iterator uses them.
     std::unordered_set<const VarNode*> all_loops, reduce_vars, reduce_threads, allowed;
     for (const ForNode* loop : loops_) all_loops.insert(loop->loop_var.get());
+    // A threadIdx axis launched but not around the block would run the tree once per thread of
+    // that axis, racing on the slots.
+    std::unordered_set<std::string> enclosing;
+    for (const ForNode* loop : loops_) {
+      if (IsThreadIdxLoop(loop)) enclosing.insert(loop->thread_tag);
+    }
+    if (enclosing != tags_) return std::nullopt;
     Reduction red;
     red.serial = serial;
     std::unordered_set<const VarNode*> serial_vars;
@@ -384,17 +395,18 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
     return imm && imm->value != 0;
   }
 
+  std::unordered_set<std::string> tags_;
   std::vector<const ForNode*> loops_;
 };
 
 PrimFunc Lower(const PrimFunc& func) {
   if (!func.defined()) TVM_FFI_THROW(ValueError) << "LowerCrossThreadReduction: undefined function";
-  bool has_thread_loop = false;
+  std::unordered_set<std::string> tags;
   PostOrderVisit(func->body, [&](const ObjectRef& n) {
-    if (const auto* f = n.as<ForNode>()) has_thread_loop = has_thread_loop || IsThreadIdxLoop(f);
+    if (const auto* f = n.as<ForNode>(); f && IsThreadIdxLoop(f)) tags.insert(f->thread_tag);
   });
-  if (!has_thread_loop) return func;
-  Stmt body = CrossThreadReductionLowerer().VisitStmt(func->body);
+  if (tags.empty()) return func;
+  Stmt body = CrossThreadReductionLowerer(std::move(tags)).VisitStmt(func->body);
   if (body.same_as(func->body)) return func;
   return WithBody(func, body);
 }

@@ -12,7 +12,9 @@
 //   threads) and, optionally, of serial loops perfectly nested between the innermost enclosing
 //   loop and the block (the serial part); no spatial iterator's value, no index of idx, and no
 //   init value uses a reduce thread, a serial-part loop or a reduce iterator;
-// - every enclosing threadIdx loop has a constant extent.
+// - every enclosing threadIdx loop has a constant extent, and every threadIdx tag that the
+//   function binds anywhere is bound by an enclosing loop (a launched axis not around the block
+//   would run the tree once per thread of that axis, racing on the slots).
 // Anything else is left unchanged, so LowerBlocks refuses it as before.
 //
 // Afterwards, with R the product of the reduce threads' extents and G that of the other

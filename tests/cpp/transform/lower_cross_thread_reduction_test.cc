@@ -262,6 +262,21 @@ def f(A: T.Buffer((8, 128), "float32"), B: T.Buffer((8,), "float32")):
         [&] { LowerBlocks(got); }, "ValueError",
         {"block \"B\"", "reduction iterator 'vk'", "threadIdx.x", "LowerCrossThreadReduction"});
   }
+  // A threadIdx.y axis the kernel launches that does not enclose the block.
+  PrimFunc other_axis = testing::ParseFunc(R"(
+@T.prim_func
+def f(A: T.Buffer((8, 128), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8, 4), "float32")):
+    for i in T.thread_binding(8, thread="blockIdx.x"):
+        for k in T.thread_binding(128, thread="threadIdx.x"):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                B[vi] = B[vi] + A[vi, vk]
+        for j in T.thread_binding(4, thread="threadIdx.y"):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = T.float32(0)
+)");
+  EXPECT_TRUE(LowerCrossThreadReduction(other_axis).same_as(other_axis));
   // A reduce iterator over a serial loop around the thread loop (one all-reduce per iteration
   // would need the init once), and one over a thread loop of symbolic extent.
   const char* nests[] = {
