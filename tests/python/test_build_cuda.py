@@ -40,7 +40,8 @@ def _gpu_torch():
 
 def test_pipeline():
     names = [str(n) for n in get_global_func("tessel.codegen.LowerPipeline")("cuda -arch=sm_90")]
-    assert names[4:6] == ["LowerThreadBinding", "InjectSharedBarriers"]
+    assert names[:2] == ["VerifyWellFormed", "LowerCrossThreadReduction"]
+    assert names[5:7] == ["LowerThreadBinding", "InjectSharedBarriers"]
     assert names[-2:] == ["SplitHostDevice", "Simplify"]
 
 
