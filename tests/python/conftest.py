@@ -55,3 +55,18 @@ def cli() -> Path:
     if path is None:
         pytest.fail("the tessel CLI is not built: run ./scripts/setup.sh (or set TESSEL_CLI)")
     return path
+
+
+def import_file(path: Path, name: str):
+    """Imports the Python file `path` as module `name`, registered in sys.modules while it runs
+    (as an import does: inspect finds a class's source through it), and returns the module."""
+    import importlib.util  # noqa: PLC0415
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        del sys.modules[name]
+    return mod

@@ -3,13 +3,11 @@ substitute captured values, and report mistakes at the user's file, line and col
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import needs_text
+from conftest import import_file, needs_text
 
 import tessel
 from tessel import ir
@@ -25,14 +23,7 @@ def load(tmp_path: Path, body: str, name: str = "kernel_mod", future: bool = Tru
     text = ("from __future__ import annotations\n" if future else "") + PRELUDE + body
     path = tmp_path / f"{name}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # as an import does: inspect finds a class's file through it
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        del sys.modules[name]
-    return mod, path
+    return import_file(path, name), path
 
 
 def test_prim_func_equals_parsed_text(tmp_path):
@@ -57,14 +48,7 @@ def test_every_example_through_prim_func_equals_its_text(repo):
     files = sorted((repo / "examples").glob("*.py"))
     assert len(files) >= 40
     for i, path in enumerate(files):
-        name = f"tessel_example_{i}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        try:
-            spec.loader.exec_module(mod)
-        finally:
-            del sys.modules[name]
+        mod = import_file(path, f"tessel_example_{i}")
         parsed = tessel.parse(path.read_text(), str(path))
         made = [v for v in vars(mod).values() if isinstance(v, (ir.PrimFunc, ir.IRModule))]
         assert len(made) == 1, path.name

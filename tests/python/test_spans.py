@@ -3,14 +3,12 @@ raised after parsing (the verifier, a lowering pass, the code generator) name th
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import needs_text
+from conftest import import_file, needs_text
 
 import tessel
 from tessel import ir, transform
@@ -24,14 +22,7 @@ def load(tmp_path: Path, body: str, name: str):
     """Imports PRELUDE + `body` from a real file, as a user's module is; returns it and its path."""
     path = tmp_path / f"{name}.py"
     path.write_text(PRELUDE + textwrap.dedent(body))
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        del sys.modules[name]
-    return mod, path
+    return import_file(path, name), path
 
 
 def line_of(path: Path, marker: str) -> int:

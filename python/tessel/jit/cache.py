@@ -62,13 +62,14 @@ def _ensure(path: Path) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Writes ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+def replace_atomic(path: Path, write: Any) -> None:
+    """Calls ``write(tmp)`` on a temporary name in ``path``'s folder, then renames it to ``path``
+    (readers see the old file or the whole new one); the temporary file is removed on failure."""
     _ensure(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-" + path.name + "-", dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        write(tmp)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -78,22 +79,19 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def write_atomic(path: Path, data: bytes) -> None:
+    """Writes ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    replace_atomic(path, lambda tmp: Path(tmp).write_bytes(data))
+
+
 def copy_atomic(src: Any, dst: Path) -> None:
     """Copies the file ``src`` to ``dst`` (temporary name in dst's folder, then a rename)."""
-    dst = Path(dst)
-    _ensure(dst.parent)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + dst.name + "-", dir=dst.parent)
-    os.close(fd)
-    try:
+
+    def write(tmp: str) -> None:
         shutil.copyfile(src, tmp)
         os.chmod(tmp, 0o755)
-        os.replace(tmp, dst)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+
+    replace_atomic(Path(dst), write)
 
 
 def _stat_key(path: str) -> str:
@@ -242,18 +240,7 @@ def read_source(key: str) -> str:
 def write_entry(key: str, module: Any, info: dict, folder: Optional[Path] = None) -> None:
     """Stores a built ``tessel.Module`` as an entry: library, then source, then the metadata."""
     lib, src, meta = entry_paths(key, folder)
-    _ensure(lib.parent)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + lib.name + "-", dir=lib.parent)
-    os.close(fd)
-    try:
-        module.export_library(tmp)
-        os.replace(tmp, lib)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_atomic(lib, module.export_library)
     target = info["target"]
     source = module.get_source("cuda" if target.split()[0] == "cuda" else "c")
     write_atomic(src, source.encode())
