@@ -134,6 +134,29 @@ def test_captured_values(tmp_path):
     ir.assert_structural_equal(f, tessel.parse(expected))
 
 
+def test_arithmetic_on_captured_values_is_python_arithmetic(tmp_path):
+    """Python computes `N * 2` before TVMScript sees it: the parser folds arithmetic whose
+    operands are given values and literals (Python's floor division and remainder), and leaves
+    written literals alone."""
+    body = textwrap.dedent('''
+        N = 64
+        SCALE = 1.5
+
+        @T.prim_func
+        def k(A: T.Buffer((N * 2 + 1,), "float32"), B: T.Buffer((N // 5, -N % 5), "float32")):
+            A[-N // 5 + 20] = A[1] * (SCALE * 2 - 1)
+            for i in range(2 * 3):
+                A[i] = T.float32(0)
+        ''')
+    mod, _ = load(tmp_path, body)
+    f = mod.k
+    assert [int(x.value) for x in f.buffer_map[f.params[0]].shape] == [129]
+    assert [int(x.value) for x in f.buffer_map[f.params[1]].shape] == [64 // 5, -64 % 5]
+    text = tessel.as_text(f)
+    assert f"A[{-64 // 5 + 20}] = A[1] * T.float32(2)" in text, text
+    assert "range(2 * 3)" in text, text  # written digits stay as written
+
+
 def test_captured_ir_variable(tmp_path):
     body = textwrap.dedent('''
         from tessel import ir

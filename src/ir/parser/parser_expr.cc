@@ -188,17 +188,15 @@ Operand Parser::OperandOfValue(const std::string& name, const Any& value, Loc lo
     op.lit = Operand::kInt;
     op.negative = *i < 0;
     op.magnitude = *i < 0 ? 0 - static_cast<uint64_t>(*i) : static_cast<uint64_t>(*i);
+    op.given = true;
     op.loc = loc;
     return op;
   }
   if (auto f = value.as<double>()) {
-    if (*f < 0) {
-      // Literals are magnitudes; a negative value is the negation of one.
-      return Of(FloatImm(DataType::Float(32), *f), loc);
-    }
     Operand op;
     op.lit = Operand::kFloat;
     op.float_value = *f;
+    op.given = true;
     op.loc = loc;
     return op;
   }
@@ -245,10 +243,73 @@ Operand Parser::EvalSubscript(const Node* n) {
   return Of(Guard(n->loc, [&] { return BufferLoad(buf, indices); }), n->loc);
 }
 
+std::optional<Operand> Parser::FoldGiven(const Operand& a, const Operand& b, const std::string& op,
+                                         Loc loc) const {
+  if (!(a.given || b.given) || a.lit == Operand::kNone || b.lit == Operand::kNone) {
+    return std::nullopt;
+  }
+  Operand r;
+  r.given = true;
+  r.loc = loc;
+  if (a.lit == Operand::kInt && b.lit == Operand::kInt && op != "/") {
+    auto x = LiteralValue(a), y = LiteralValue(b);
+    if (!x || !y) return std::nullopt;
+    int64_t v = 0;
+    bool overflow = false;
+    if (op == "+") {
+      overflow = __builtin_add_overflow(*x, *y, &v);
+    } else if (op == "-") {
+      overflow = __builtin_sub_overflow(*x, *y, &v);
+    } else if (op == "*") {
+      overflow = __builtin_mul_overflow(*x, *y, &v);
+    } else if (op == "//" || op == "%") {
+      // Python's floor division and remainder; by zero (and the one overflowing quotient) stay
+      // IR, for the verifier to report.
+      if (*y == 0 || (*x == std::numeric_limits<int64_t>::min() && *y == -1)) return std::nullopt;
+      int64_t q = *x / *y, m = *x % *y;
+      if (m != 0 && ((m < 0) != (*y < 0))) {
+        q -= 1;
+        m += *y;
+      }
+      v = op == "//" ? q : m;
+    } else {
+      return std::nullopt;
+    }
+    if (overflow) return std::nullopt;
+    r.lit = Operand::kInt;
+    r.negative = v < 0;
+    r.magnitude = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+    return r;
+  }
+  auto as_double = [&](const Operand& o) -> std::optional<double> {
+    if (o.lit == Operand::kFloat) return o.float_value;
+    auto v = LiteralValue(o);
+    return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+  };
+  auto x = as_double(a), y = as_double(b);
+  if (!x || !y) return std::nullopt;
+  double v;
+  if (op == "+") {
+    v = *x + *y;
+  } else if (op == "-") {
+    v = *x - *y;
+  } else if (op == "*") {
+    v = *x * *y;
+  } else if (op == "/" && *y != 0) {
+    v = *x / *y;
+  } else {
+    return std::nullopt;
+  }
+  r.lit = Operand::kFloat;
+  r.float_value = v;
+  return r;
+}
+
 Operand Parser::EvalBinary(const Node* n) {
   Operand a = Eval(n->kid(0));
   Operand b = Eval(n->kid(1));
   const std::string& op = n->text;
+  if (auto folded = FoldGiven(a, b, op, n->loc)) return *folded;
   Unify(&a, &b, n->loc, "'" + op + "'");
   PrimExpr x = a.expr, y = b.expr;
   auto make = [&]() -> PrimExpr {

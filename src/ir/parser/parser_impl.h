@@ -39,6 +39,9 @@ struct Operand {
   uint64_t magnitude = 0;  // kInt: |value|
   bool negative = false;   // kInt
   double float_value = 0;  // kFloat
+  // A value given from Python (a captured name or a T.constexpr), or arithmetic on one: Python
+  // computes such arithmetic before TVMScript sees it, so the parser folds it too.
+  bool given = false;
   Loc loc;
 };
 
@@ -127,6 +130,9 @@ class Parser : public Syntax {
   // Applies literal adoption between two operands and checks that their dtypes agree.
   void Unify(Operand* a, Operand* b, Loc loc, const std::string& what);
   Operand EvalBinary(const Node* n);
+  // a op b computed as Python would, when both are literals and one is given from Python.
+  std::optional<Operand> FoldGiven(const Operand& a, const Operand& b, const std::string& op,
+                                   Loc loc) const;
   Operand EvalCompare(const Node* n);
   Operand EvalUnary(const Node* n);
   Operand EvalName(const Node* n);
