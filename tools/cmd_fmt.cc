@@ -20,7 +20,9 @@ using tvm::ffi::ObjectRef;
 const char kFmtUsage[] =
     "usage: tessel fmt [--check | -i] FILE...\n\n"
     "Parses each FILE (the text format, docs/text_format.md; '-' reads stdin) and prints it in\n"
-    "canonical form. A parse error is printed to stderr as FILE:LINE:COL: error: ... and makes\n"
+    "canonical form, after the lines that precede the first decorator (comments, Python\n"
+    "imports) as they are. A parse error is printed to stderr as FILE:LINE:COL: error: ... and "
+    "makes\n"
     "the exit status 1; the other files are still processed.\n\n"
     "  --check  print nothing; exit 1 and name each file that is not in canonical form\n"
     "  -i       rewrite each FILE in place with its canonical form\n";
@@ -45,6 +47,42 @@ bool Canonical(const std::string& source, const std::string& name, std::string* 
     *error = e.message();
     return false;
   }
+}
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// A file that is also a Python module starts with its own lines (comments, imports such as
+// `from tessel.script import tir as T`) before the first decorator: they are kept, and when
+// they hold code the printer's `# from tvm.script ...` header lines, which would only repeat
+// them, are left out. TVM's header comments in the preamble are replaced by the printer's.
+std::string WithPreamble(const std::string& source, const std::string& printed) {
+  std::vector<std::string> kept;
+  bool has_code = false;
+  size_t pos = 0;
+  while (pos < source.size()) {
+    size_t end = source.find('\n', pos);
+    std::string line = source.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    if (StartsWith(line, "@")) break;
+    pos = end == std::string::npos ? source.size() : end + 1;
+    if (StartsWith(line, "# from tvm.")) continue;
+    bool blank = line.find_first_not_of(" \t\r") == std::string::npos;
+    if (!blank && line[0] != '#') has_code = true;
+    kept.push_back(line);
+  }
+  while (!kept.empty() && kept.back().find_first_not_of(" \t\r") == std::string::npos) {
+    kept.pop_back();
+  }
+  if (kept.empty()) return printed;
+  std::string body = printed;
+  if (has_code) {
+    size_t p = 0;
+    while (StartsWith(body.substr(p), "# from tvm.")) p = body.find('\n', p) + 1;
+    if (body.compare(p, 1, "\n") == 0) ++p;
+    body = body.substr(p);
+  }
+  std::string out;
+  for (const std::string& line : kept) out += line + "\n";
+  return out + "\n" + body;
 }
 
 }  // namespace
@@ -84,6 +122,7 @@ int FmtMain(const std::vector<std::string>& args) {
       continue;
     }
     if (!text.empty() && text.back() != '\n') text += '\n';
+    text = WithPreamble(source, text);
     if (mode == Mode::kCheck) {
       if (text != source) {
         std::cerr << name << ": not in canonical form\n";

@@ -74,6 +74,23 @@ def test_fmt_prints_canonical_text(cli, tmp_path):
 
 
 @needs_text
+def test_fmt_keeps_a_python_kernel_files_preamble(cli, tmp_path, repo):
+    """A kernel file that is also a Python module keeps its comments and imports; the result is
+    a fixed point and still imports as a module."""
+    f = tmp_path / "mod_kernel.py"
+    f.write_text((repo / "examples" / "matmul.py").read_text())
+    assert run(cli, "fmt", "-i", f).returncode == 0
+    text = f.read_text()
+    assert "from tessel.script import tir as T\n" in text and "# from tvm.script" not in text
+    assert text.startswith("#")  # the description comment stays first
+    assert run(cli, "fmt", "--check", f).returncode == 0
+    from conftest import import_file  # noqa: PLC0415
+
+    mod = import_file(f, "fmt_mod_kernel")
+    tessel.ir.assert_structural_equal(mod.matmul, tessel.parse(text))
+
+
+@needs_text
 def test_fmt_stdin_and_in_place(cli, tmp_path):
     r = run(cli, "fmt", "-", stdin=KERNEL)
     assert r.returncode == 0, r.stderr
