@@ -16,12 +16,6 @@ import tvm_ffi
 import tessel
 from tessel.script import tir as T
 
-from tessel._lib import get_global_func
-
-pytestmark = pytest.mark.skipif(get_global_func("tessel.ir.ParseSource") is None,
-                                reason="libtessel has no Python-source parser yet "
-                                       "(tessel.ir.ParseSource)")
-
 
 
 @pytest.fixture(autouse=True)
@@ -257,3 +251,39 @@ def test_torch_cuda_tensors():
     assert b.device == a.device and b.dtype == torch.float32
     torch.testing.assert_close(b, a * 2)
     assert "-arch=sm_" in k.compile(THREADS=64).target
+
+
+def test_mistakes_are_reported_at_the_users_line_and_the_bad_argument(tmp_path):
+    """A mistake in the kernel is a ScriptError at its file and line when the first call parses
+    it; a wrong argument is an error naming the parameter, with expected and actual values."""
+    src = tmp_path / "user_kernels.py"
+    src.write_text(textwrap.dedent('''
+        from __future__ import annotations
+        import tessel
+        from tessel.script import tir as T
+
+        @tessel.jit(out=["B"])
+        def typo(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
+            for i in range(n):
+                B[i] = A[i] * T.flaot32(2)
+
+        @tessel.jit(out=["B"])
+        def double(A: T.Buffer((n, 4), "float32"), B: T.Buffer((n, 4), "float32")):
+            for i, j in T.grid(n, 4):
+                B[i, j] = A[i, j] * T.float32(2)
+        ''').lstrip())
+    from conftest import import_file  # noqa: PLC0415
+
+    mod = import_file(src, "user_kernels")
+    with pytest.raises(tessel.script.ScriptError) as info:
+        mod.typo(np.zeros(8, np.float32))
+    err = info.value
+    assert err.filename == str(src) and err.lineno == 8, (err.filename, err.lineno)
+    assert "T.flaot32" in str(err) and "B[i] = A[i] * T.flaot32(2)" in err.text
+    np.testing.assert_array_equal(mod.double(np.ones((3, 4), np.float32)), np.full((3, 4), 2))
+    with pytest.raises(ValueError, match=r"double: A\.shape\[1\]: expected 4, got 5"):
+        mod.double(np.ones((3, 5), np.float32))
+    with pytest.raises(TypeError, match=r"double: A\.dtype: expected float32, got float64"):
+        mod.double(np.ones((3, 4), np.float64))
+    with pytest.raises(ValueError, match=r"double: A\.ndim: expected 2, got 1"):
+        mod.double(np.ones((3,), np.float32))
