@@ -104,6 +104,7 @@ void PrintFunction(const PrimFunc& f, const std::string& name, int indent, std::
   }
   p.out.append(":\n");
   p.indent = indent + 1;
+  for (const Var& var : p.signature_vars()) AppendVarDeclaration(&p, var);
   if (!f->attrs.empty()) {
     AppendIndent(&p.out, p.indent);
     p.out.append("T.func_attr(");

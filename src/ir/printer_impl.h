@@ -105,6 +105,9 @@ class Printer : public ExprFunctor<void(const PrimExpr&)> {
   // `data=` unless it is implicit (not yet named, and pointing at the buffer's dtype and scope),
   // in which case it becomes "<buffer>.data".
   void PrintBufferArgs(const Buffer& buffer, bool is_param);
+  // A parameter buffer's shape or strides: a variable seen here first prints as its name in
+  // quotes and joins signature_vars().
+  void PrintSignatureTuple(const Array<PrimExpr>& list);
   // Binds `var` (a loop, let, allocate, iter var, param): its name is assigned now.
   const std::string& DefineVar(const Var& var);
   const std::string& DefineBuffer(const Buffer& buffer);
@@ -112,6 +115,9 @@ class Printer : public ExprFunctor<void(const PrimExpr&)> {
   // ---- per-function state (printer.cc) ----
   bool in_function() const { return in_function_; }
   const std::vector<Var>& free_vars() const { return free_vars_; }
+  // Variables a parameter's annotation declares, printed there as strings ("n"): the body
+  // declares them first (`n = T.int32()`), as TVM prints and parses them.
+  const std::vector<Var>& signature_vars() const { return signature_vars_; }
   const std::vector<Buffer>& free_buffers() const { return free_buffers_; }
   void MarkDefined(const Object* obj) { defined_.insert(obj); }
   bool IsDefined(const Object* obj) const { return defined_.count(obj) != 0; }
@@ -146,6 +152,7 @@ class Printer : public ExprFunctor<void(const PrimExpr&)> {
   std::unordered_set<const Object*> defined_;
   std::unordered_set<const Object*> recorded_free_;
   std::vector<Var> free_vars_;
+  std::vector<Var> signature_vars_;
   std::vector<Buffer> free_buffers_;
   // Enclosing loops by loop variable, for T.axis.remap.
   std::unordered_map<const Object*, const ForNode*> loops_;

@@ -34,21 +34,52 @@ const std::string& Printer::DefineBuffer(const Buffer& buffer) {
   return names_.Get(buffer.get(), buffer->name);
 }
 
+void Printer::PrintSignatureTuple(const Array<PrimExpr>& list) {
+  out.push_back('(');
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i != 0) out.append(", ");
+    const auto* v = list[i].as<VarNode>();
+    if (v != nullptr && !defined_.count(v) && !recorded_free_.count(v)) {
+      Var var = GetRef<Var>(v);
+      AppendStringLiteral(&out, DefineVar(var));
+      signature_vars_.push_back(var);
+    } else {
+      PrintExpr(list[i]);
+    }
+  }
+  if (list.size() == 1) out.push_back(',');
+  out.push_back(')');
+}
+
 void Printer::PrintBufferArgs(const Buffer& buffer, bool is_param) {
   const BufferNode* b = buffer.get();
   DataType index_dtype = IndexDType(b);
+  // index_dtype matters to the parser only for a name first seen inside a larger expression of
+  // a parameter's shape (a bare name is declared in the body with its dtype).
+  bool needs_index_dtype = false;
   if (is_param) {
-    // Names first seen in a parameter's annotation are declared by it (docs: "Parameters").
-    auto declare = [this](const ObjectRef& node) {
+    auto bare_first = [this](const PrimExpr& e) {
+      const auto* v = e.as<VarNode>();
+      return v != nullptr && !defined_.count(v) && !recorded_free_.count(v);
+    };
+    auto declare = [this, &needs_index_dtype](const ObjectRef& node) {
       if (const auto* v = node.as<VarNode>()) {
-        if (!defined_.count(v) && !recorded_free_.count(v)) defined_.insert(v);
+        if (!defined_.count(v) && !recorded_free_.count(v)) {
+          defined_.insert(v);
+          needs_index_dtype = true;
+        }
       }
     };
-    for (const PrimExpr& s : b->shape) PostOrderVisit(s, declare);
-    for (const PrimExpr& s : b->strides) PostOrderVisit(s, declare);
+    for (const Array<PrimExpr>* list : {&b->shape, &b->strides}) {
+      for (const PrimExpr& s : *list) {
+        if (!bare_first(s)) PostOrderVisit(s, declare);
+      }
+    }
     PostOrderVisit(b->elem_offset, declare);
+    PrintSignatureTuple(b->shape);
+  } else {
+    PrintTuple(b->shape);
   }
-  PrintTuple(b->shape);
   out.append(", \"");
   out.append(b->dtype.str());
   out.push_back('"');
@@ -64,7 +95,11 @@ void Printer::PrintBufferArgs(const Buffer& buffer, bool is_param) {
   }
   if (!b->strides.empty()) {
     out.append(", strides=");
-    PrintTuple(b->strides);
+    if (is_param) {
+      PrintSignatureTuple(b->strides);
+    } else {
+      PrintTuple(b->strides);
+    }
   }
   // The default is the Buffer constructor's: an int32 zero, whatever the index dtype.
   if (!(IsConstInt(b->elem_offset, 0) && b->elem_offset.dtype() == DataType::Int(32))) {
@@ -83,7 +118,9 @@ void Printer::PrintBufferArgs(const Buffer& buffer, bool is_param) {
     out.append(", offset_factor=");
     out.append(std::to_string(b->offset_factor));
   }
-  if (index_dtype == DataType::Int(64)) out.append(", index_dtype=\"int64\"");
+  if (index_dtype == DataType::Int(64) && (needs_index_dtype || !is_param)) {
+    out.append(", index_dtype=\"int64\"");
+  }
 }
 
 void Printer::PrintSeq(const Stmt& s) {

@@ -51,7 +51,7 @@ def test_flatten_buffer_after_lower_blocks():
     assert "C_1[i * N + j] = C_1[i * N + j] + A_1[i * K + k] * B_1[k * N + j]" in text
     assert re.search(r"\b[ABC]\[", text.split("T.func_attr")[1]) is None
     # Parameters keep their 2-D declaration; the body declares the flat twins over the same data.
-    assert 'A: T.Buffer((M, K), "float32")' in text
+    assert 'A: T.Buffer(("M", "K"), "float32")' in text
     assert re.search(r"A_1 = T.decl_buffer\(\(\w+ \* \w+,\), \"float32\", data=A.data\)", text)
     assert transform.verify_well_formed(flat) == []
 

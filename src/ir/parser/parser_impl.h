@@ -192,6 +192,9 @@ class Parser : public Syntax {
   void ParseAnnotatedLet(Loc first, NodePtr target, std::vector<Item>* items);
   void ParseExprStatement(SuiteContext ctx, Loc first, NodePtr expr, std::vector<Item>* items);
   bool ParseDeclaration(const std::string& name, const Node* call);
+  // `name = B.view(d0, d1, ...)`: a DeclBuffer over B's data with the given shape.
+  void ParseBufferView(Loc first, const std::string& name, const Buffer& src, const Node* call,
+                       std::vector<Item>* items);
   void ParseAxisRemap(SuiteContext ctx, const Node* target, const Node* call);
   void ParseAxis(SuiteContext ctx, const std::string& name, const Node* call,
                  const std::string& kind);

@@ -1,5 +1,8 @@
 // Statements: suites and binders, loops, conditionals, `with` forms (blocks, T.init, T.attr),
 // assignments (stores, lets, declarations, allocations), and the block header statements.
+#include <limits>
+#include <optional>
+
 #include "ir/parser/parser_impl.h"
 
 namespace tessel {
@@ -489,6 +492,11 @@ void Parser::ParseAssignment(SuiteContext ctx, Loc first, NodePtr target,
                           }});
     return;
   }
+  if (value->kind == NodeKind::kCall && value->callee()->kind == NodeKind::kAttr &&
+      value->callee()->text == "view" && value->callee()->kid(0)->kind == NodeKind::kName) {
+    const Binding* b = Lookup(value->callee()->kid(0)->text);
+    if (b && b->buffer.defined()) return ParseBufferView(first, name, b->buffer, value, items);
+  }
   if (value->kind == NodeKind::kCall && ParseDeclaration(name, value)) return;
 
   // A plain `x = value` is a LetStmt whose variable takes the value's dtype.
@@ -498,6 +506,68 @@ void Parser::ParseAssignment(SuiteContext ctx, Loc first, NodePtr target,
   Loc loc = target->loc;
   items->push_back(Item{Stmt(), [this, var, v, loc, first](Stmt body) {
                           return At(first, Guard(loc, [&] { return LetStmt(var, v, body); }));
+                        }});
+}
+
+void Parser::ParseBufferView(Loc first, const std::string& name, const Buffer& src,
+                             const Node* call, std::vector<Item>* items) {
+  // TVM 0.27 prints a flattened or reshaped alias of a buffer as `A_1 = A.view(16384)`: a buffer
+  // declared over the same data (T.decl_buffer(shape, dtype, data=A.data, ...)).
+  std::string what = std::string(src->name) + ".view";
+  if (call->keyword("layout"))
+    Fail(call->keyword("layout")->loc, what + ": layouts are not supported");
+  CheckArgs(call, what, 1, SIZE_MAX);
+  if (call->num_pos == 1 && call->arg(0)->kind == NodeKind::kString) {
+    Fail(call->arg(0)->loc,
+         what + "(dtype), a view that reinterprets the elements, is not supported");
+  }
+  DataType index_dtype = src->shape.empty() ? DataType::Int(32) : src->shape[0].dtype();
+  Array<PrimExpr> shape;
+  int infer = -1;
+  for (size_t i = 0; i < call->num_pos; ++i) {
+    Operand op = Eval(call->arg(i));
+    if (op.lit == Operand::kInt && op.negative && op.magnitude == 1) {
+      if (infer >= 0) Fail(call->arg(i)->loc, what + ": only one dimension can be -1");
+      infer = static_cast<int>(i);
+      shape.push_back(MakeConst(index_dtype, 1));
+      continue;
+    }
+    shape.push_back(AdoptOrDefault(op, index_dtype));
+  }
+  // The element counts must agree where they are constants; -1 takes what is left.
+  auto product = [](const Array<PrimExpr>& dims) -> std::optional<int64_t> {
+    int64_t n = 1;
+    for (const PrimExpr& d : dims) {
+      auto v = AsConstInt(d);
+      if (!v || *v < 0 || (*v != 0 && n > std::numeric_limits<int64_t>::max() / *v)) {
+        return std::nullopt;
+      }
+      n *= *v;
+    }
+    return n;
+  };
+  auto total = product(src->shape), given = product(shape);
+  if (infer >= 0) {
+    if (!total || !given || *given == 0 || *total % *given != 0) {
+      Fail(call->arg(infer)->loc,
+           what + ": cannot infer the -1 dimension (the sizes must be constants that divide)");
+    }
+    shape.Set(infer, MakeConst(index_dtype, *total / *given));
+  } else if (total && given && *total != *given) {
+    Fail(call->loc, what + ": the view has " + std::to_string(*given) + " elements, " +
+                        std::string(src->name) + " has " + std::to_string(*total));
+  }
+  if (!src->strides.empty() && src->strides.size() != shape.size()) {
+    Fail(call->loc, what + ": a view of a strided buffer must keep its rank");
+  }
+  Buffer buf = Guard(call->loc, [&] {
+    return Buffer(name, src->data, src->dtype, shape, src->strides, src->elem_offset, src->scope,
+                  src->data_alignment, src->offset_factor);
+  });
+  BindBuffer(name, buf);
+  Loc loc = call->loc;
+  items->push_back(Item{Stmt(), [this, buf, loc, first](Stmt body) {
+                          return At(first, Guard(loc, [&] { return DeclBuffer(buf, body); }));
                         }});
 }
 
