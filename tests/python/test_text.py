@@ -56,3 +56,43 @@ def test_parse_error_names_the_place():
 def test_parse_rejects_non_strings():
     with pytest.raises(TypeError, match="parse: text"):
         tessel.parse(3)
+
+
+# What TVM 0.27 prints for a matmul after its block-lowering passes (LowerOpaqueBlock,
+# FlattenBuffer): flattened aliases through Buffer.view.
+TVM_LOWERED = '''# from tvm.script import ir as I
+# from tvm.script import tirx as T
+
+@I.ir_module
+class Module:
+    @T.prim_func(s_tir=True)
+    def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+        T.func_attr({"global_symbol": "mm", "tirx.noalias": True})
+        A_1 = A.view(256)
+        B_1 = B.view(-1)
+        C_1 = C.view(256)
+        for i_0 in T.parallel(4):
+            for i_1, j in T.grid(4, 16):
+                C_1[i_0 * 64 + i_1 * 16 + j] = T.float32(0.0)
+                for k in range(16):
+                    C_1[i_0 * 64 + i_1 * 16 + j] = C_1[i_0 * 64 + i_1 * 16 + j] + A_1[i_0 * 64 + i_1 * 16 + k] * B_1[k * 16 + j]
+'''
+
+
+def test_buffer_view_as_tvm_prints_it():
+    import numpy as np
+    import tvm_ffi
+
+    mod = tessel.parse(TVM_LOWERED)
+    text = str(mod)
+    assert 'B_1 = T.decl_buffer((256,), "float32", data=B.data)' in text, text
+    ir.assert_structural_equal(mod, tessel.parse(text))
+    lib = tessel.build(mod)
+    a, b = (np.random.default_rng(s).random((16, 16), dtype=np.float32) for s in (1, 2))
+    c = np.zeros_like(a)
+    lib["mm"](*(tvm_ffi.from_dlpack(x) for x in (a, b, c)))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+    with pytest.raises(ValueError, match=r"A.view: the view has 200 elements, A has 256"):
+        tessel.parse(TVM_LOWERED.replace("A.view(256)", "A.view(200)"))
+    with pytest.raises(ValueError, match=r"reinterprets"):
+        tessel.parse(TVM_LOWERED.replace("A.view(256)", 'A.view("float16")'))
