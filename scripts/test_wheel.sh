@@ -77,9 +77,18 @@ print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"
     printf '%s' "$reqs" >"$BENV/.requirements"
   fi
   # A fresh build folder each run; without the folder in ccache's hash, objects of earlier runs hit.
+  # The same compilers as build/ too (pip's environment can make CMake pick g++ where build/
+  # has c++, and ccache tells the two apart).
+  compilers=()
+  if [[ -f "$ROOT/build/CMakeCache.txt" ]]; then
+    for lang in C CXX; do
+      c="$(sed -n "s/^CMAKE_${lang}_COMPILER:[A-Z]*=//p" "$ROOT/build/CMakeCache.txt")"
+      if [[ -n "$c" ]]; then compilers+=(-C "cmake.define.CMAKE_${lang}_COMPILER=$c"); fi
+    done
+  fi
   step "build the wheel" env CCACHE_NOHASHDIR=1 "$BENV/bin/python" -m pip wheel "$ROOT" \
     --no-deps --no-build-isolation -w "$TMP/dist" -C build-dir="$TMP/build" \
-    -C cmake.build-type=RelWithDebInfo
+    -C cmake.build-type=RelWithDebInfo "${compilers[@]}"
 fi
 WHEEL="$(ls "$TMP"/dist/tessel-*.whl)"
 log "built $(basename "$WHEEL") ($(du -h "$WHEEL" | cut -f1))"
