@@ -198,9 +198,11 @@ class ConstraintScope:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        leave, self._exit = self._exit, None
-        if leave is not None:
-            leave()
+        # Leaving twice does nothing; leaving an outer scope before an inner one is a ValueError
+        # (and the scope stays open, so it can still be left in the right order).
+        if self._exit is not None:
+            self._exit()
+            self._exit = None
 
 
 # Looked up once: these two are the per-query calls of a compiler's analyzer.

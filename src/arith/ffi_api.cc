@@ -3,12 +3,14 @@
 #include <tessel/arith/analyzer.h>
 #include <tessel/arith/z3_prover.h>
 #include <tessel/ir/ops.h>
+#include <tvm/ffi/cast.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tessel {
 namespace arith {
@@ -18,13 +20,54 @@ using tvm::ffi::Function;
 using tvm::ffi::Map;
 using tvm::ffi::ObjectRef;
 
-// The Analyzer behind a reference-counted handle (the Analyzer itself is not copyable).
+// The Analyzer behind a reference-counted handle (the Analyzer itself is not copyable), and the
+// constraint scopes opened on it from Python. Python may leave scopes in any order, leave one
+// twice, or drop one without leaving it (also after dropping the analyzer, or at interpreter
+// exit, where objects die in no particular order), so the scopes live here rather than in the
+// function that leaves them: that function holds a reference to this object, and a scope is
+// left only when it is the innermost one open (leaving an outer one first is a ValueError; a
+// dropped inner one is left when the scopes above it are).
 class AnalyzerObj : public tvm::ffi::Object {
  public:
+  struct OpenScope {
+    uint64_t id;
+    bool dropped;  // its leave function is gone: leave it as soon as it is innermost
+    std::unique_ptr<ConstraintScope> scope;
+  };
   std::unique_ptr<Analyzer> analyzer;
+  std::vector<OpenScope> scopes;  // outermost first
+  uint64_t next_scope_id = 0;
+
   AnalyzerObj() : analyzer(std::make_unique<Analyzer>()) {}
   explicit AnalyzerObj(std::unique_ptr<Analyzer> a) : analyzer(std::move(a)) {}
+  ~AnalyzerObj() {
+    while (!scopes.empty()) scopes.pop_back();  // innermost first, before the analyzer goes
+  }
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.arith.Analyzer", AnalyzerObj, tvm::ffi::Object);
+
+  uint64_t Enter(const PrimExpr& cond) {
+    uint64_t id = next_scope_id++;
+    scopes.push_back({id, false, std::make_unique<ConstraintScope>(analyzer.get(), cond)});
+    return id;
+  }
+  // Leaves scope `id` (nothing when it was left already). `dropped`: called as its leave
+  // function dies, which must not throw; an outer scope is then only marked.
+  void Leave(uint64_t id, bool dropped) {
+    auto it = std::find_if(scopes.begin(), scopes.end(),
+                           [id](const OpenScope& s) { return s.id == id; });
+    if (it == scopes.end()) return;
+    if (it + 1 != scopes.end()) {
+      if (dropped) {
+        it->dropped = true;
+        return;
+      }
+      TVM_FFI_THROW(ValueError) << "constraint scopes must be left in reverse order of entry: "
+                                << "this scope is left while " << (scopes.end() - it - 1)
+                                << " scope(s) entered after it are still open";
+    }
+    scopes.pop_back();
+    while (!scopes.empty() && scopes.back().dropped) scopes.pop_back();
+  }
 };
 
 namespace {
@@ -181,12 +224,25 @@ TVM_FFI_STATIC_INIT_BLOCK() {
                    << "Analyzer.bind: expected a Range or a PrimExpr for " << var->name_hint;
              }
            })
-      // Opens a constraint scope; calling the returned function closes it.
+      // Opens a constraint scope; calling the returned function closes it (a second call does
+      // nothing). The function keeps the analyzer alive; dropping it closes the scope too.
       .def("enter_constraint_scope",
            [](const AnalyzerObj* self, PrimExpr cond) {
-             auto scope = std::make_shared<std::unique_ptr<ConstraintScope>>(
-                 std::make_unique<ConstraintScope>(self->analyzer.get(), cond));
-             return Function::FromTyped([scope]() { scope->reset(); });
+             // Leaves the scope when the last copy of the function dies.
+             struct Handle {
+               ObjectRef ref;
+               AnalyzerObj* owner;
+               uint64_t id;
+               Handle(const AnalyzerObj* obj, const PrimExpr& cond)
+                   : ref(tvm::ffi::GetRef<ObjectRef>(obj)),
+                     owner(const_cast<AnalyzerObj*>(obj)),
+                     id(owner->Enter(cond)) {}
+               Handle(const Handle&) = delete;
+               Handle& operator=(const Handle&) = delete;
+               ~Handle() { owner->Leave(id, /*dropped=*/true); }
+             };
+             auto handle = std::make_shared<Handle>(self, cond);
+             return Function::FromTyped([handle]() { handle->owner->Leave(handle->id, false); });
            })
       .def("clone", [](const AnalyzerObj* self) {
         return ObjectRef(tvm::ffi::make_object<AnalyzerObj>(self->analyzer->Clone()));
