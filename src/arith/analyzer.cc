@@ -3,6 +3,7 @@
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
+#include <tessel/ir/printer.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/structural_equal.h>
 
@@ -60,8 +61,20 @@ void Analyzer::CheckRebind(const Var& var, const ObjectRef& binding, bool allow_
   bindings_.Set(var, binding);
 }
 
+bool Analyzer::MayBeNonEmpty(const Range& range) const {
+  return range.defined() && const_int_bound_(range->extent)->max_value >= 1;
+}
+
 void Analyzer::Bind(const Var& var, const Range& range, bool allow_override) {
   if (!range.defined()) TVM_FFI_THROW(ValueError) << "Analyzer::Bind: undefined range";
+  // An empty range makes every later fact about var vacuously true: refuse it rather than let
+  // `y == 0` and `y == 5` both be "proved".
+  if (!MayBeNonEmpty(range)) {
+    TVM_FFI_THROW(ValueError) << "Analyzer::Bind: " << var->name_hint << ": the range with min "
+                              << ir::AsText(range->min) << " and extent "
+                              << ir::AsText(range->extent)
+                              << " is empty; a range needs an extent of at least 1";
+  }
   if (auto ext = AsConstInt(range->extent); ext && *ext == 1) {
     return Bind(var, range->min, allow_override);
   }

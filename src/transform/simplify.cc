@@ -124,7 +124,7 @@ class StmtSimplifier : public StmtExprMutator {
     if (IsSideEffectFree(extent) && analyzer_->CanProve(LE(extent, MakeConst(extent.dtype(), 0)))) {
       return NoOp();
     }
-    if (IsStable(mn) && IsStable(extent)) {
+    if (IsStable(mn) && IsStable(extent) && analyzer_->MayBeNonEmpty(Range(mn, extent))) {
       analyzer_->Bind(op->loop_var, Range(mn, extent), /*allow_override=*/true);
     }
     Stmt body = VisitStmt(op->body);
@@ -142,7 +142,8 @@ class StmtSimplifier : public StmtExprMutator {
       if (auto iv = op->node.try_cast<IterVar>()) var = (*iv)->var;
       PrimExpr value = VisitExpr(op->value);
       if (var && IsStable(value) && value.dtype() == var.value().dtype()) {
-        analyzer_->Bind(*var, Range(MakeConst(value.dtype(), 0), value), /*allow_override=*/true);
+        Range r(MakeConst(value.dtype(), 0), value);
+        if (analyzer_->MayBeNonEmpty(r)) analyzer_->Bind(*var, r, /*allow_override=*/true);
       }
       Stmt body = VisitStmt(op->body);
       if (value.same_as(op->value) && body.same_as(op->body)) return GetRef<Stmt>(op);
@@ -232,7 +233,7 @@ class StmtSimplifier : public StmtExprMutator {
   Stmt VisitStmt_(const BlockNode* op) override {
     for (const IterVar& iv : op->iter_vars) {
       if (IsStable(iv->dom->min) && IsStable(iv->dom->extent) &&
-          iv->dom->min.dtype() == iv->var.dtype()) {
+          iv->dom->min.dtype() == iv->var.dtype() && analyzer_->MayBeNonEmpty(iv->dom)) {
         analyzer_->Bind(iv->var, iv->dom, /*allow_override=*/true);
       }
     }

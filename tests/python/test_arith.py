@@ -309,3 +309,23 @@ def test_expression_type_errors():
         a.const_int_bound(1.5)
     with pytest.raises(ValueError, match="does not fit"):
         a.simplify(2**40)
+
+
+def test_bind_refuses_an_empty_range():
+    """A range of extent 0 or less would make every later fact about the variable vacuous
+    (y == 0 and y == 5 both "proved"): it is a ValueError naming the variable."""
+    a = arith.Analyzer()
+    y = ir.Var("y")
+    for extent in (-3, 0):
+        with pytest.raises(ValueError, match=r"Bind: y: the range with min 0 and extent .* is empty"):
+            a.bind(y, ir.Range(0, extent))
+    assert not a.can_prove(y == 0) and not a.can_prove(y == 5)
+    # A symbolic extent that may be positive is accepted.
+    n = ir.Var("n")
+    a.bind(n, ir.Range(1, 100))
+    a.bind(y, ir.Range(0, n))
+    assert a.can_prove(y < n)
+    m = ir.Var("m")
+    a.bind(m, ir.Range(-10, 5))  # m in [-10, -6]: a range of y over [0, m) is empty for sure
+    with pytest.raises(ValueError, match="is empty"):
+        a.bind(ir.Var("z"), ir.Range(0, m))

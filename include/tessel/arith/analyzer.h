@@ -94,8 +94,12 @@ class Analyzer {
 
   // var ranges over [min, min + extent) (a range of extent 1 binds it to min).
   // Re-binding a variable to something structurally different fails (ValueError) unless
-  // allow_override, which replaces the old binding.
+  // allow_override, which replaces the old binding. A range that is empty for certain (its
+  // extent's bound is below 1) is a ValueError: it would make every fact about var vacuous.
   void Bind(const Var& var, const Range& range, bool allow_override = false);
+  // Whether Bind accepts the range: its extent may be 1 or more. Passes binding the range of a
+  // loop that might not run check this first (code under an empty range never runs).
+  bool MayBeNonEmpty(const Range& range) const;
   // var equals value (value must not refer to var).
   void Bind(const Var& var, const PrimExpr& value, bool allow_override = false);
 

@@ -526,7 +526,7 @@ void Kernel::ThreadExtent(const AttrStmtNode* op) {
       block_size_known_ = false;
     }
   }
-  if (ext) analyzer_.Bind(*var, Range(MakeConst(var->dtype(), 0), op->value), true);
+  if (ext && *ext >= 1) analyzer_.Bind(*var, Range(MakeConst(var->dtype(), 0), op->value), true);
   Line("{");
   ++indent_;
   std::vector<const Object*> saved = std::move(block_vars_);
