@@ -42,6 +42,7 @@ TESSEL_REGISTER_OP("ptx_ldmatrix").Effect(K::kOpaque);
 TESSEL_REGISTER_OP("pdl_trigger").NumInputs(0).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("pdl_sync").NumInputs(0).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("grid_sync").NumInputs(0).Effect(K::kOpaque);
+TESSEL_REGISTER_OP("vscale").NumInputs(0);
 TESSEL_REGISTER_OP("launch_kernel").Effect(K::kOpaque);
 // Warp shuffles are functions of their arguments on every lane, but every lane of the warp must
 // execute the very same call: kUpdateState keeps Simplify from dropping, merging or hoisting one.

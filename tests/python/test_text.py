@@ -96,3 +96,24 @@ def test_buffer_view_as_tvm_prints_it():
         tessel.parse(TVM_LOWERED.replace("A.view(256)", "A.view(200)"))
     with pytest.raises(ValueError, match=r"reinterprets"):
         tessel.parse(TVM_LOWERED.replace("A.view(256)", 'A.view("float16")'))
+
+
+def test_tvm_let_and_vscale_spellings():
+    """TVM's three-argument T.Let(var, value, body) over a declared variable, and T.vscale()
+    (scalable vectors): both parse and round-trip; no tessel target has scalable vectors, so
+    building names the op."""
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((64,), "float32")):
+    x = T.int32()
+    for i in range(T.vscale() * 4):
+        A[i] = T.Cast("float32", T.Let(x, i * 2, x + 1))
+'''
+    f = tessel.parse(text)
+    printed = str(f)
+    assert "T.vscale() * 4" in printed and "T.Let(x + 1, where={x: i * 2})" in printed, printed
+    ir.assert_structural_equal(f, tessel.parse(printed), map_free_vars=True)
+    with pytest.raises(ValueError, match=r"unsupported op vscale"):
+        tessel.build(f)
+    with pytest.raises(ValueError, match=r"first argument of T.Let\(var, value, body\) must be"):
+        tessel.parse(text.replace("T.Let(x, i * 2", "T.Let(x + 1, i * 2"))

@@ -9,6 +9,9 @@
 // - assume(c): a fact the author guarantees; the analyzer may use it; it emits no code.
 // - likely(c): c, with a branch hint.
 // - call_extern("dtype", "name", args...): a call to an external C function.
+// - vscale(): int32, the multiple of the vector length of scalable-vector hardware (Arm SVE,
+//   RISC-V V), as TVM writes it (`T.vscale()`). It parses and prints; no tessel target has
+//   scalable vectors, so lowering a kernel that uses it is an error.
 // GPU only (the C backend rejects them):
 // - tvm_storage_sync("shared"): a barrier of the thread block (__syncthreads).
 // - pdl_trigger(): lets the next kernel on the stream start (griddepcontrol.launch_dependents);

@@ -219,6 +219,18 @@ Operand Parser::EvalOpCall(const Node* n, const std::string& name) {
 }
 
 Operand Parser::EvalLet(const Node* n) {
+  if (n->num_pos == 3 && !n->keyword("where")) {
+    // TVM's spelling: T.Let(var, value, body), var declared earlier (x = T.int32()).
+    CheckArgs(n, "T.Let", 3, 3);
+    PrimExpr var = EvalPrim(n->arg(0));
+    const auto* v = var.as<VarNode>();
+    if (!v)
+      Fail(n->arg(0)->loc, "the first argument of T.Let(var, value, body) must be a variable");
+    PrimExpr value = EvalPrimAs(n->arg(1), var.dtype());
+    PrimExpr body = EvalPrim(n->arg(2));
+    Var bound = tvm::ffi::GetRef<Var>(v);
+    return Of(Guard(n->loc, [&] { return Let(bound, value, body); }), n->loc);
+  }
   CheckArgs(n, "T.Let", 1, 1, {"where"});
   const Node* where = n->keyword("where");
   if (!where || where->kind != NodeKind::kDict) {
