@@ -205,6 +205,10 @@ class ConstraintScope:
             self._exit = None
 
 
+# The analyzer's walks raise this (kind "RecursionError") for an expression nested deeper than
+# their limit (docs/arith.md, "Limits").
+tvm_ffi.register_error("RecursionError", RecursionError)
+
 # Looked up once: these two are the per-query calls of a compiler's analyzer.
 _SIMPLIFY = ffi_func("tessel.arith.AnalyzerSimplify")
 _CAN_PROVE = ffi_func("tessel.arith.AnalyzerCanProve")

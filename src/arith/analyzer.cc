@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "arith/depth_guard.h"
 #include "arith/expr_walk.h"
 
 namespace tessel {
@@ -149,6 +150,7 @@ bool IsPure(const PrimExpr& e) {
 }  // namespace
 
 ProofResult Analyzer::Decide(const PrimExpr& cond) {
+  DepthGuard level;
   if (auto c = AsConstInt(cond)) return *c ? ProofResult::kProved : ProofResult::kDisproved;
   if (const auto* op = cond.as<NotNode>()) return Negate(Decide(op->a));
   if (const auto* op = cond.as<AndNode>()) {
@@ -271,7 +273,10 @@ class ConstantSimplifier : public ExprMutator {
  public:
   explicit ConstantSimplifier(Analyzer* analyzer) : analyzer_(analyzer) {}
 
-  PrimExpr VisitExpr(const PrimExpr& e) final { return Known(ExprMutator::VisitExpr(e)); }
+  PrimExpr VisitExpr(const PrimExpr& e) final {
+    DepthGuard level;
+    return Known(ExprMutator::VisitExpr(e));
+  }
 
   using ExprMutator::VisitExpr_;
   // A node whose operands came back unchanged is returned as itself when its helper could only

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "arith/depth_guard.h"
 #include "arith/node_cache.h"
 
 namespace tessel {
@@ -97,9 +98,13 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
   IntInterval VisitExpr(const PrimExpr& e) final {
     // Inside a Let body a variable may stand for the let's value: those bounds are not cached.
     const Object* n = e.get();
-    if (!lets_.empty() || n->IsInstance<IntImmNode>()) return ExprFunctor::VisitExpr(e);
+    if (n->IsInstance<IntImmNode>()) return ExprFunctor::VisitExpr(e);
     uint64_t gen = state_->generation;
-    if (const IntInterval* hit = cache_->Find(n, gen)) return *hit;
+    if (lets_.empty()) {
+      if (const IntInterval* hit = cache_->Find(n, gen)) return *hit;
+    }
+    DepthGuard level;  // only where the walk may descend
+    if (!lets_.empty()) return ExprFunctor::VisitExpr(e);
     IntInterval r = ExprFunctor::VisitExpr(e);
     cache_->Put(e, gen, r);
     return r;

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "arith/depth_guard.h"
+
 namespace tessel {
 namespace arith {
 
@@ -59,6 +61,7 @@ class SetEvaluator : public ExprFunctor<IntSet(const PrimExpr&)> {
       : analyzer_(analyzer), dom_(std::move(dom)) {}
 
   IntSet VisitExpr(const PrimExpr& e) final {
+    DepthGuard level;
     if (!UsesDomain(e)) return IntSet::SinglePoint(e);
     DataType t = e.dtype();
     if (!t.is_scalar() || !t.is_int_or_uint()) return IntSet::Everything();

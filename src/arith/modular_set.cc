@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "arith/depth_guard.h"
 #include "arith/node_cache.h"
 
 namespace tessel {
@@ -133,9 +134,13 @@ class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
   Mod VisitExpr(const PrimExpr& e) final {
     // Inside a Let body a variable may stand for the let's value: those sets are not cached.
     const Object* n = e.get();
-    if (!lets_.empty() || n->IsInstance<IntImmNode>()) return ExprFunctor::VisitExpr(e);
+    if (n->IsInstance<IntImmNode>()) return ExprFunctor::VisitExpr(e);
     uint64_t gen = state_->CurrentGeneration();
-    if (const Mod* hit = state_->cache.Find(n, gen)) return *hit;
+    if (lets_.empty()) {
+      if (const Mod* hit = state_->cache.Find(n, gen)) return *hit;
+    }
+    DepthGuard level;  // only where the walk may descend
+    if (!lets_.empty()) return ExprFunctor::VisitExpr(e);
     Mod r = ExprFunctor::VisitExpr(e);
     // Computing r only asks for bounds, which cannot change their generation.
     state_->cache.Put(e, gen, r);

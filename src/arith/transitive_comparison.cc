@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "arith/depth_guard.h"
 #include "arith/expr_walk.h"
 
 namespace tessel {
@@ -478,6 +479,10 @@ class ComparisonFolder : public ExprMutator {
  public:
   explicit ComparisonFolder(std::function<ProofResult(const PrimExpr&)> decide)
       : decide_(std::move(decide)) {}
+  PrimExpr VisitExpr(const PrimExpr& e) final {
+    DepthGuard level;
+    return ExprMutator::VisitExpr(e);
+  }
   using ExprMutator::VisitExpr_;
 #define TESSEL_X(Name)                                    \
   PrimExpr VisitExpr_(const Name##Node* op) final {       \

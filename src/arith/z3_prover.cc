@@ -23,6 +23,8 @@
 
 #ifdef TESSEL_HAVE_Z3
 #include <z3++.h>
+
+#include "arith/depth_guard.h"
 #endif
 
 namespace tessel {
@@ -210,6 +212,7 @@ class Encoder {
   Encoder(z3::context* ctx, const Analyzer* analyzer) : ctx_(*ctx), analyzer_(analyzer) {}
 
   z3::expr Bool(const PrimExpr& e) {
+    DepthGuard level;
     DataType t = e.dtype();
     if (!t.is_bool() || !t.is_scalar()) return FreshBool();
     if (const auto* op = e.as<IntImmNode>()) return ctx_.bool_val(op->value != 0);
@@ -255,6 +258,7 @@ class Encoder {
   }
 
   Term Int(const PrimExpr& e) {
+    DepthGuard level;
     DataType t = e.dtype();
     if (!t.is_int_or_uint() || !t.is_scalar()) return FreshInt(t, ctx_.bool_val(true));
     if (const auto* op = e.as<IntImmNode>()) {
@@ -976,6 +980,7 @@ class PointEvaluator {
   bool undefined = false;
 
   i128 Eval(const PrimExpr& e) {
+    DepthGuard level;
     if (unknown || undefined) return 0;
     DataType t = e.dtype();
     if (!t.is_scalar() || !(t.is_bool() || t.is_int_or_uint()) || t.bits() > 64) {

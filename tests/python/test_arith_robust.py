@@ -104,3 +104,46 @@ def test_dropped_outer_scope_is_left_after_the_inner_one():
     assert a.can_prove(x >= 1)
     inner.__exit__(None, None, None)
     assert not a.can_prove(x >= 1) and not a.can_prove(x < 20)
+
+
+# ---- expressions nested deeper than the analyzer's walks go ----
+
+def test_deep_expression_is_a_clear_error_not_a_crash():
+    # 100,000 levels used to overflow the stack (segmentation fault) in every recursive walk.
+    out = run_python("""
+        from tessel import arith, ir
+        x = ir.Var("x")
+        adds, muldivs = x, x
+        for i in range(100000):
+            adds = adds + 1
+        for i in range(50000):
+            muldivs = (muldivs * 3) // 2
+        for e in (adds, muldivs):
+            a = arith.Analyzer()
+            for ask in (a.simplify, lambda e: a.can_prove(e < 5), a.const_int_bound,
+                        a.modular_set, a.canonical_simplify, a.rewrite_simplify):
+                try:
+                    ask(e)
+                except RecursionError as err:
+                    assert "expression is deeper than 5000 levels" in str(err), err
+                else:
+                    raise AssertionError("no error")
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+def test_expression_below_the_depth_limit_still_simplifies():
+    x = ir.Var("x")
+    e = x
+    for _ in range(4000):
+        e = e + 1
+    a = Analyzer()
+    assert str(a.simplify(e)) == "x + 4000"
+    # after an error the analyzer (and the depth count) is as before
+    deep = x
+    for _ in range(6000):
+        deep = deep + 1
+    with pytest.raises(RecursionError, match="deeper than 5000 levels"):
+        a.simplify(deep)
+    assert str(a.simplify(e)) == "x + 4000"

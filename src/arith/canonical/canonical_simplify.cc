@@ -9,6 +9,7 @@
 
 #include <utility>
 
+#include "arith/depth_guard.h"
 #include "arith/canonical/sum_form.h"
 #include "arith/expr_walk.h"
 #include "arith/rewrite/rule_table.h"
@@ -59,6 +60,7 @@ class Canonicalizer : public ExprMutator {
       // Already canonical (the common case): e itself, with nothing built.
       return ctx_.ToExprOr(Canon(e), e);
     }
+    DepthGuard level;
     return ExprMutator::VisitExpr(e);
   }
 
@@ -72,7 +74,12 @@ class Canonicalizer : public ExprMutator {
  private:
   Sum Canon(const PrimExpr& e) {
     DataType t = e.dtype();
-    switch (KindOf(e.get())) {
+    ExprKind kind = KindOf(e.get());
+    if (kind == ExprKind::kVar || kind == ExprKind::kSizeVar) {
+      return Context::OfAtom(t, ctx_.VarAtom(static_cast<const VarNode*>(e.get())));
+    }
+    DepthGuard level;  // past the leaves: only where the walk may descend
+    switch (kind) {
       case ExprKind::kIntImm:
         return Context::Constant(t, e.as<IntImmNode>()->value);
       case ExprKind::kVar:

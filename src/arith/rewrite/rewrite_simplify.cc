@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "arith/depth_guard.h"
 #include "arith/rewrite/rule_table.h"
 #include "arith/rewrite/vector_rewrite.h"
 
@@ -277,6 +278,7 @@ class Rewriter : public ExprMutator {
       impure_ = impure_ || d->impure;
       return GetRef<PrimExpr>(d->result);
     }
+    DepthGuard level;
     bool outer = impure_;
     impure_ = false;
     PrimExpr r = ExprMutator::VisitExpr(e);
