@@ -21,10 +21,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "arith/depth_guard.h"
+
 #ifdef TESSEL_HAVE_Z3
 #include <z3++.h>
-
-#include "arith/depth_guard.h"
 #endif
 
 namespace tessel {
