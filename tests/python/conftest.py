@@ -70,3 +70,22 @@ def import_file(path: Path, name: str):
     finally:
         del sys.modules[name]
     return mod
+
+
+def have_cuda_compiler() -> bool:
+    """Whether NVRTC (or nvcc) is there, so that building for target cuda can work."""
+    if os.path.exists("/usr/local/cuda/lib64/libnvrtc.so.13") or shutil.which("nvcc"):
+        return True
+    return any(
+        os.path.exists(os.path.join(d, "libnvrtc.so"))
+        for d in (os.environ.get("CUDA_HOME", "") + "/lib64", "/usr/local/cuda/lib64")
+    )
+
+
+def gpu_torch():
+    """torch when it is installed and sees a CUDA device, else None."""
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None

@@ -4,13 +4,11 @@ and match torch."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
 import tvm_ffi
-from conftest import REPO, find_cli
+from conftest import REPO, find_cli, gpu_torch, have_cuda_compiler
 
 import tessel
 from tessel._lib import get_global_func
@@ -18,24 +16,7 @@ from tessel._lib import get_global_func
 VECTOR_ADD = (REPO / "examples" / "vector_add_gpu.py").read_text()
 
 
-def _have_cuda_compiler() -> bool:
-    if os.path.exists("/usr/local/cuda/lib64/libnvrtc.so.13") or shutil.which("nvcc"):
-        return True
-    return any(
-        os.path.exists(os.path.join(d, "libnvrtc.so"))
-        for d in (os.environ.get("CUDA_HOME", "") + "/lib64", "/usr/local/cuda/lib64")
-    )
-
-
-needs_compiler = pytest.mark.skipif(not _have_cuda_compiler(), reason="no NVRTC or nvcc")
-
-
-def _gpu_torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
+needs_compiler = pytest.mark.skipif(not have_cuda_compiler(), reason="no NVRTC or nvcc")
 
 
 def test_pipeline():
@@ -93,9 +74,9 @@ def test_cli_build_cuda(tmp_path):
     assert run.returncode == 1 and "--emit-cuda needs target cuda" in run.stderr
 
 
-@pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
+@pytest.mark.skipif(gpu_torch() is None, reason="needs a CUDA GPU and torch")
 def test_vector_add_runs_on_gpu():
-    torch = _gpu_torch()
+    torch = gpu_torch()
     mod = tessel.build(VECTOR_ADD, target="cuda")
     for n in (1, 255, 256, 1000, 1 << 20):
         a = torch.randn(n, device="cuda")
@@ -106,9 +87,9 @@ def test_vector_add_runs_on_gpu():
         assert torch.equal(c, a + b), n
 
 
-@pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
+@pytest.mark.skipif(gpu_torch() is None, reason="needs a CUDA GPU and torch")
 def test_softmax_runs_on_gpu():
-    torch = _gpu_torch()
+    torch = gpu_torch()
     mod = tessel.build((REPO / "examples" / "softmax_gpu.py").read_text(), target="cuda")
     for n, m in ((1, 1), (3, 255), (7, 1000), (64, 4096)):
         a = torch.randn(n, m, device="cuda")
@@ -118,9 +99,9 @@ def test_softmax_runs_on_gpu():
         torch.testing.assert_close(b, torch.softmax(a, dim=1), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
+@pytest.mark.skipif(gpu_torch() is None, reason="needs a CUDA GPU and torch")
 def test_matmul_runs_on_gpu():
-    torch = _gpu_torch()
+    torch = gpu_torch()
     mod = tessel.build((REPO / "examples" / "matmul_gpu.py").read_text(), target="cuda")
     for m, k, n in ((32, 32, 32), (64, 96, 128), (256, 512, 64)):
         a = torch.randn(m, k, device="cuda")
@@ -131,10 +112,10 @@ def test_matmul_runs_on_gpu():
         torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
+@pytest.mark.skipif(gpu_torch() is None, reason="needs a CUDA GPU and torch")
 def test_vectorized_half_copy_runs_on_gpu():
     """float16 through 16-byte uint4 accesses and float math with one rounding, on the GPU."""
-    torch = _gpu_torch()
+    torch = gpu_torch()
     mod = tessel.build("""
 @T.prim_func
 def half_scale(A: T.Buffer((n,), "float16"), B: T.Buffer((n,), "float16")):
@@ -157,13 +138,13 @@ def half_scale(A: T.Buffer((n,), "float16"), B: T.Buffer((n,), "float16")):
     assert torch.equal(b_big[1:], a_big[1:] * 3) and b_big[0].item() == 0
 
 
-@pytest.mark.skipif(_gpu_torch() is None, reason="needs a CUDA GPU and torch")
+@pytest.mark.skipif(gpu_torch() is None, reason="needs a CUDA GPU and torch")
 def test_rebuilt_library_launches_after_the_first_is_freed():
     """A second build of the same source loads the cached library again after the first module
     was freed; its launches must not use anything the first module owned."""
     import gc
 
-    torch = _gpu_torch()
+    torch = gpu_torch()
     a = torch.randn(1000, device="cuda")
     b = torch.randn(1000, device="cuda")
     for _ in range(3):

@@ -4,33 +4,15 @@ machine with NVRTC or nvcc; with torch and a CUDA device the kernels run and mat
 
 from __future__ import annotations
 
-import os
-import shutil
 
 import numpy as np
 import pytest
+from conftest import gpu_torch, have_cuda_compiler
 
 import tessel
 
 
-def _have_cuda_compiler() -> bool:
-    if os.path.exists("/usr/local/cuda/lib64/libnvrtc.so.13") or shutil.which("nvcc"):
-        return True
-    return any(
-        os.path.exists(os.path.join(d, "libnvrtc.so"))
-        for d in (os.environ.get("CUDA_HOME", "") + "/lib64", "/usr/local/cuda/lib64")
-    )
-
-
-pytestmark = pytest.mark.skipif(not _have_cuda_compiler(), reason="no NVRTC or nvcc to build for cuda")
-
-
-def _gpu_torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
+pytestmark = pytest.mark.skipif(not have_cuda_compiler(), reason="no NVRTC or nvcc to build for cuda")
 
 
 SUM_INIT = """
@@ -173,7 +155,7 @@ def test_cross_thread_reduction(name):
     # The tree: a barrier after the stores, one per halving step, one after the final write.
     assert kernel.count("__syncthreads()") == steps + 2, kernel
     assert "__shared__" in kernel and "B_red" in kernel, kernel
-    torch = _gpu_torch()
+    torch = gpu_torch()
     if torch is None:
         pytest.skip("built for CUDA sm_90; not run: PyTorch with a CUDA device is not available")
     on_device = [torch.from_numpy(x.copy()).cuda() for x in args]

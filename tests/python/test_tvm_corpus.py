@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 import tvm_ffi
 
+from conftest import gpu_torch
+
 import tessel
 from tessel import ir
 
@@ -216,14 +218,6 @@ def _compare(entry, outputs, expected):
                                        err_msg=name)
 
 
-def _gpu_available():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
-
-
 # TVM lowers a reduction whose reduce loop is bound to threadIdx as a cross-thread all-reduce;
 # tessel has no such lowering yet, and refuses these (the loop's threads would race on the
 # accumulator) instead of building a wrong kernel. When the lowering lands, this list empties.
@@ -252,7 +246,7 @@ def test_tvm_corpus(entry):
         return
     if entry["target"] == "cuda":
         mod = tessel.build(f, target="cuda -arch=sm_90")
-        torch = _gpu_available()
+        torch = gpu_torch()
         if torch is None:
             pytest.skip("built for CUDA sm_90; not run: PyTorch with a CUDA device is not available")
         on_device = [torch.from_numpy(x).cuda() for x in ordered]
