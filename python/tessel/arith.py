@@ -216,10 +216,28 @@ _CAN_PROVE = ffi_func("tessel.arith.AnalyzerCanProve")
 
 class Analyzer:
     """Bindings, constraint facts and every integer question about expressions (mirrors
-    ``tvm.arith.Analyzer``). Each Analyzer has its own state; ``clone()`` copies it deeply."""
+    ``tvm.arith.Analyzer``). Each Analyzer has its own state; ``clone()`` copies it deeply.
 
-    def __init__(self, _handle: Any = None) -> None:
+    ``assume_no_overflow``: the overflow semantics of every answer (docs/arith.md, "Two overflow
+    semantics"). False (the default): integer ``+ - *`` wrap modulo 2^bits, as the IR defines
+    them. True: ``+ - * // %`` of signed integers of 32 bits and wider are the mathematical
+    operations (assumed never to overflow), as TVM assumes; narrower and unsigned integers and
+    casts still wrap. Answers in that mode can be wrong for a program that overflows."""
+
+    def __init__(self, _handle: Any = None, *, assume_no_overflow: bool = False) -> None:
+        if not isinstance(assume_no_overflow, bool):
+            raise TypeError(
+                "Analyzer: assume_no_overflow must be a bool, got "
+                f"{type(assume_no_overflow).__name__}"
+            )
         self._handle = _handle if _handle is not None else ffi_func("tessel.arith.CreateAnalyzer")()
+        if assume_no_overflow:
+            self._handle.set_assume_no_overflow(True)
+
+    @property
+    def assume_no_overflow(self) -> bool:
+        """Whether this analyzer assumes that signed 32/64-bit arithmetic never overflows."""
+        return bool(self._handle.assume_no_overflow())
 
     # ---- simplification ----
     def simplify(self, expr: Any, steps: int = 2) -> PrimExpr:

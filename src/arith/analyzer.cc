@@ -45,8 +45,21 @@ std::unique_ptr<Analyzer> Analyzer::Clone() const {
   copy->modular_set_.CopyStateFrom(modular_set_);
   copy->bindings_ = bindings_;
   copy->facts_ = facts_;
+  copy->assume_no_overflow_ = assume_no_overflow_;
   for (const auto& ext : extensions_) copy->extensions_.push_back(ext->Clone(copy.get()));
   return copy;
+}
+
+void Analyzer::SetAssumeNoOverflow(bool on) {
+  if (on == assume_no_overflow_) return;
+  // Facts already recorded (transitive offsets, the rewrite of bindings) were read under the
+  // old semantics: the mode is chosen before anything is bound.
+  if (!bindings_.empty() || !facts_.empty()) {
+    TVM_FFI_THROW(ValueError) << "Analyzer::SetAssumeNoOverflow: the overflow mode must be set "
+                                 "before any variable is bound or constraint scope entered";
+  }
+  assume_no_overflow_ = on;
+  const_int_bound_.SetAssumeNoOverflow(on);  // a new generation: modular sets recompute too
 }
 
 void Analyzer::CheckRebind(const Var& var, const ObjectRef& binding, bool allow_override) {

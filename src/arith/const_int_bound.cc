@@ -57,6 +57,8 @@ struct ConstIntBoundAnalyzer::Impl {
   // Bumped on every change of state (a binding, a scope entered or left), so that answers
   // derived from the bounds (here and in the modular sets) are recomputed.
   uint64_t generation = 1;
+  // Analyzer::SetAssumeNoOverflow.
+  bool assume_no_overflow = false;
 
   void Changed() { ++generation; }
 
@@ -215,7 +217,8 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
   IntInterval VisitExpr_(const RampNode* op) final {
     IntInterval base = VisitExpr(op->base), stride = VisitExpr(op->stride);
     IntInterval offsets = MulInterval(stride, IntInterval{0, op->lanes - 1});
-    return FitOrFull(AddInterval(base, offsets), op->dtype.element_of());
+    return FitOrClamp(AddInterval(base, offsets), op->dtype.element_of(),
+                      state_->assume_no_overflow);
   }
 
   IntInterval VisitExpr_(const CallNode* op) final {
@@ -257,11 +260,11 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
 
  private:
   IntInterval Arith(const PrimExprNode* op, const IntInterval& exact) {
-    return FitOrFull(exact, op->dtype.element_of());
+    return FitOrClamp(exact, op->dtype.element_of(), state_->assume_no_overflow);
   }
   IntInterval Arith(const PrimExprNode* op, const std::optional<IntInterval>& exact) {
     if (!exact) return DTypeRange(op->dtype.element_of());
-    return FitOrFull(*exact, op->dtype.element_of());
+    return FitOrClamp(*exact, op->dtype.element_of(), state_->assume_no_overflow);
   }
 
   IntInterval Choose(const PrimExpr& cond, const PrimExpr& t, const PrimExpr& f) {
@@ -399,6 +402,12 @@ IntInterval ConstIntBoundAnalyzer::Eval(const PrimExprNode* expr) const {
 }
 
 uint64_t ConstIntBoundAnalyzer::generation() const { return impl_->generation; }
+
+void ConstIntBoundAnalyzer::SetAssumeNoOverflow(bool on) {
+  if (impl_->assume_no_overflow == on) return;
+  impl_->assume_no_overflow = on;
+  impl_->Changed();
+}
 
 ConstIntBound ConstIntBoundAnalyzer::operator()(const PrimExpr& expr) const {
   return ToConstIntBound(Eval(expr));

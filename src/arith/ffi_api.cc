@@ -53,8 +53,8 @@ class AnalyzerObj : public tvm::ffi::Object {
   // Leaves scope `id` (nothing when it was left already). `dropped`: called as its leave
   // function dies, which must not throw; an outer scope is then only marked.
   void Leave(uint64_t id, bool dropped) {
-    auto it = std::find_if(scopes.begin(), scopes.end(),
-                           [id](const OpenScope& s) { return s.id == id; });
+    auto it =
+        std::find_if(scopes.begin(), scopes.end(), [id](const OpenScope& s) { return s.id == id; });
     if (it == scopes.end()) return;
     if (it + 1 != scopes.end()) {
       if (dropped) {
@@ -244,6 +244,10 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              auto handle = std::make_shared<Handle>(self, cond);
              return Function::FromTyped([handle]() { handle->owner->Leave(handle->id, false); });
            })
+      .def("set_assume_no_overflow",
+           [](const AnalyzerObj* self, bool on) { self->analyzer->SetAssumeNoOverflow(on); })
+      .def("assume_no_overflow",
+           [](const AnalyzerObj* self) { return self->analyzer->assume_no_overflow(); })
       .def("clone", [](const AnalyzerObj* self) {
         return ObjectRef(tvm::ffi::make_object<AnalyzerObj>(self->analyzer->Clone()));
       });

@@ -174,6 +174,7 @@ class SetEvaluator : public ExprFunctor<IntSet(const PrimExpr&)> {
 
   // Whether, for some point of the domains, the operation's exact result leaves its dtype.
   bool MayOverflow(const PrimExprNode* op) {
+    if (analyzer_->assume_no_overflow() && NoOverflowDType(op->dtype.element_of())) return false;
     IntInterval r = Bound(GetRef<PrimExpr>(op));
     IntInterval full = DTypeRange(op->dtype);
     return r.lo <= full.lo && r.hi >= full.hi;
@@ -185,7 +186,10 @@ class SetEvaluator : public ExprFunctor<IntSet(const PrimExpr&)> {
   OptExpr Exact(const OptExpr& x, const OptExpr& y, F build, G interval_op) {
     if (!x.has_value() || !y.has_value()) return std::nullopt;
     PrimExpr r = build(x.value(), y.value());
-    if (!FitsIn(interval_op(Bound(x.value()), Bound(y.value())), r.dtype())) return std::nullopt;
+    if (!FitsOrAssumed(interval_op(Bound(x.value()), Bound(y.value())), r.dtype(),
+                       analyzer_->assume_no_overflow())) {
+      return std::nullopt;
+    }
     return r;
   }
 

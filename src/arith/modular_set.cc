@@ -278,6 +278,7 @@ class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
 
   bool CanWrap(const PrimExprNode* op) {
     DataType t = op->dtype.element_of();
+    if (state_->parent->assume_no_overflow() && NoOverflowDType(t)) return false;
     IntInterval r = state_->parent->const_int_bound_analyzer().Eval(op);
     IntInterval full = DTypeRange(t);
     return r.lo <= full.lo && r.hi >= full.hi;

@@ -111,7 +111,7 @@ namespace {
 // Reads e as `term + offset` where val(e) == val(term) + offset exactly (see the header): a
 // constant offset is peeled off only when the bound of the rest shows it cannot overflow.
 void Decompose(const ConstIntBoundAnalyzer& bounds, const PrimExpr& e, PrimExpr* term, i128* offset,
-               bool* used_bounds) {
+               bool* used_bounds, bool assume_no_overflow) {
   if (const auto* imm = e.as<IntImmNode>()) {
     *term = PrimExpr();
     *offset = ConstValue(imm);
@@ -133,8 +133,9 @@ void Decompose(const ConstIntBoundAnalyzer& bounds, const PrimExpr& e, PrimExpr*
       c = -ConstValue(imm);
     }
   }
-  if (rest.defined() && FitsIn(AddInterval(bounds.Eval(rest), {c, c}), e.dtype())) {
-    Decompose(bounds, rest, term, offset, used_bounds);
+  if (rest.defined() &&
+      FitsOrAssumed(AddInterval(bounds.Eval(rest), {c, c}), e.dtype(), assume_no_overflow)) {
+    Decompose(bounds, rest, term, offset, used_bounds, assume_no_overflow);
     *offset += c;
     *used_bounds = true;
     return;
@@ -200,8 +201,8 @@ void TransitiveComparisonAnalyzer::Collect(const PrimExpr& cond, bool negate,
   const ConstIntBoundAnalyzer& bounds = parent_->const_int_bound_analyzer();
   PrimExpr ta, tb;
   i128 ka = 0, kb = 0;
-  Decompose(bounds, a, &ta, &ka, used_bounds);
-  Decompose(bounds, b, &tb, &kb, used_bounds);
+  Decompose(bounds, a, &ta, &ka, used_bounds, parent_->assume_no_overflow());
+  Decompose(bounds, b, &tb, &kb, used_bounds, parent_->assume_no_overflow());
   // A comparison of constants, or of a term with itself, relates no two terms.
   if (SameTerm(ta, tb)) return;
   if (rel == kLT) out->push_back(MakeFact(ta, ka, tb, kb, -1));
@@ -265,12 +266,13 @@ void TransitiveComparisonAnalyzer::OnBind(const Var& var, const tvm::ffi::Option
       i128 ke = 0;
       bool has_end = true;
       if (const auto* c = mn.as<IntImmNode>()) {
-        Decompose(bounds, extent, &te, &ke, &used_bounds);
+        Decompose(bounds, extent, &te, &ke, &used_bounds, parent_->assume_no_overflow());
         ke += ConstValue(c);
       } else if (const auto* c = extent.as<IntImmNode>()) {
-        Decompose(bounds, mn, &te, &ke, &used_bounds);
+        Decompose(bounds, mn, &te, &ke, &used_bounds, parent_->assume_no_overflow());
         ke += ConstValue(c);
-      } else if (FitsIn(AddInterval(bounds.Eval(mn), bounds.Eval(extent)), var.dtype())) {
+      } else if (FitsOrAssumed(AddInterval(bounds.Eval(mn), bounds.Eval(extent)), var.dtype(),
+                               parent_->assume_no_overflow())) {
         used_bounds = true;
         te = Add(mn, extent);
       } else {
@@ -380,8 +382,8 @@ ProofResult TransitiveComparisonAnalyzer::DecideCompare(const PrimExpr& cond) {
   PrimExpr ta, tb;
   i128 ka = 0, kb = 0;
   bool used_bounds = false;  // query time: the current bounds hold
-  Decompose(bounds, a, &ta, &ka, &used_bounds);
-  Decompose(bounds, b, &tb, &kb, &used_bounds);
+  Decompose(bounds, a, &ta, &ka, &used_bounds, parent_->assume_no_overflow());
+  Decompose(bounds, b, &tb, &kb, &used_bounds, parent_->assume_no_overflow());
   int ia = g.Find(ta), ib = g.Find(tb);
   // A term no fact mentions is related to others only through its bound, which the facade's
   // own bound check already uses.

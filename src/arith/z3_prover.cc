@@ -140,7 +140,8 @@ CacheKey Z3Prover::Impl::MakeKey(const PrimExpr& cond) const {
   }
   CacheKey key;
   key.items = Array<ObjectRef>{cond, Array<ObjectRef>(facts.begin(), facts.end()), bound};
-  key.rlimit = rlimit;
+  // The overflow mode changes the model (docs/arith.md): a verdict holds for its own mode only.
+  key.rlimit = rlimit | (parent->assume_no_overflow() ? (int64_t{1} << 62) : 0);
   uint64_t h = tvm::ffi::StructuralHash::Hash(key.items, /*map_free_vars=*/false);
   for (const Var& v : vars) {
     IntInterval b = parent->const_int_bound_analyzer().Eval(v);
@@ -269,15 +270,15 @@ class Encoder {
     if (const auto* op = e.as<VarNode>()) return IntVar(op);
     if (const auto* op = e.as<AddNode>()) {
       Term a = Int(op->a), b = Int(op->b);
-      return Wrap({a.e + b.e, AddInterval(a.iv, b.iv)}, t);
+      return WrapArith({a.e + b.e, AddInterval(a.iv, b.iv)}, t);
     }
     if (const auto* op = e.as<SubNode>()) {
       Term a = Int(op->a), b = Int(op->b);
-      return Wrap({a.e - b.e, SubInterval(a.iv, b.iv)}, t);
+      return WrapArith({a.e - b.e, SubInterval(a.iv, b.iv)}, t);
     }
     if (const auto* op = e.as<MulNode>()) {
       Term a = Int(op->a), b = Int(op->b);
-      return Wrap({a.e * b.e, MulInterval(a.iv, b.iv)}, t);
+      return WrapArith({a.e * b.e, MulInterval(a.iv, b.iv)}, t);
     }
     if (const auto* op = e.as<FloorDivNode>()) return Divide(Int(op->a), Int(op->b), t, true, true);
     if (const auto* op = e.as<FloorModNode>())
@@ -414,6 +415,15 @@ class Encoder {
     return {x, iv};
   }
 
+  // The result of + - * / % with exact value x: Wrap, except where the analyzer assumes that t
+  // does not overflow; then the exact value is the value. (It is not asserted to lie in t's
+  // range: that would constrain the variables even where the operation is never evaluated, as
+  // in the untaken branch of a select.)
+  Term WrapArith(const Term& x, DataType t) {
+    if (analyzer_->assume_no_overflow() && NoOverflowDType(t)) return x;
+    return Wrap(x, t);
+  }
+
   // x reduced modulo 2^bits into t's range, unless its interval shows that it is already there.
   Term Wrap(const Term& x, DataType t) {
     if (FitsIn(x.iv, t)) return x;
@@ -479,7 +489,7 @@ class Encoder {
       out.e = z3::ite(is_zero, FreshInt(t, is_zero).e, r);
       out.iv = Union(*iv, DTypeRange(t));
     }
-    return Wrap(out, t);
+    return WrapArith(out, t);
   }
 
   // States that x lies in iv, a sound interval of it (an empty one, which should not occur,

@@ -92,6 +92,16 @@ class Analyzer {
 
   std::unique_ptr<Analyzer> Clone() const;
 
+  // The overflow semantics every answer holds under (docs/arith.md, "Two overflow semantics").
+  // false (the default): integer + - * wrap modulo 2^bits, exactly as the IR defines them.
+  // true: + - * (and division) of signed integers of 32 bits and wider are taken never to
+  // overflow, as TVM, Halide and C assume for index arithmetic; narrower and unsigned integers
+  // and casts still wrap. An answer in this mode may be wrong for a program that does overflow,
+  // so lowering uses it only where the host checks make it a fact. Changing the mode forgets
+  // every cached answer; a clone keeps the mode.
+  void SetAssumeNoOverflow(bool on);
+  bool assume_no_overflow() const { return assume_no_overflow_; }
+
   // var ranges over [min, min + extent) (a range of extent 1 binds it to min).
   // Re-binding a variable to something structurally different fails (ValueError) unless
   // allow_override, which replaces the old binding. A range that is empty for certain (its
@@ -162,6 +172,7 @@ class Analyzer {
   std::vector<std::unique_ptr<AnalyzerExtension>> extensions_;
   // Set while CanProve simplifies its condition, so nested CanProve calls skip that step.
   bool in_prove_simplify_ = false;
+  bool assume_no_overflow_ = false;
   int64_t stats_can_prove_calls_ = 0;
 };
 

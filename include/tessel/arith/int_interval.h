@@ -52,6 +52,28 @@ inline bool FitsIn(const IntInterval& x, ir::DataType t) {
 inline IntInterval FitOrFull(const IntInterval& x, ir::DataType t) {
   return FitsIn(x, t) ? x : DTypeRange(t);
 }
+
+// The dtypes whose + - * (and division's INT_MIN / -1) an analyzer in assume_no_overflow mode
+// takes never to overflow, as TVM, Halide and C do for index arithmetic: signed integers of 32
+// bits and wider (docs/arith.md, "Two overflow semantics"). Narrower and unsigned integers wrap
+// in either mode, and so do casts.
+inline bool NoOverflowDType(ir::DataType t) { return t.is_int() && t.bits() >= 32; }
+// FitsIn, or an overflow that the assume_no_overflow mode rules out.
+inline bool FitsOrAssumed(const IntInterval& x, ir::DataType t, bool assume_no_overflow) {
+  return FitsIn(x, t) || (assume_no_overflow && NoOverflowDType(t));
+}
+// The result of an operation whose exact value is x: x when it fits in t; t's whole range when it
+// may wrap; under assume_no_overflow for a NoOverflowDType, x clamped to t's range (the value is
+// the exact one and fits by assumption; an x wholly outside the range gives the whole range).
+inline IntInterval FitOrClamp(const IntInterval& x, ir::DataType t, bool assume_no_overflow) {
+  if (FitsIn(x, t)) return x;
+  if (assume_no_overflow && NoOverflowDType(t)) {
+    IntInterval r = DTypeRange(t);
+    IntInterval c{x.lo > r.lo ? x.lo : r.lo, x.hi < r.hi ? x.hi : r.hi};
+    if (!c.is_empty()) return c;
+  }
+  return DTypeRange(t);
+}
 inline IntInterval Intersect(const IntInterval& a, const IntInterval& b) {
   return {a.lo > b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi};
 }

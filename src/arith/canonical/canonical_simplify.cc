@@ -9,8 +9,8 @@
 
 #include <utility>
 
-#include "arith/depth_guard.h"
 #include "arith/canonical/sum_form.h"
+#include "arith/depth_guard.h"
 #include "arith/expr_walk.h"
 #include "arith/rewrite/rule_table.h"
 

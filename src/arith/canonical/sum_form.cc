@@ -250,6 +250,9 @@ IntInterval Context::Bound(const Sum& s) {
 IntInterval Context::ActualBound(const Sum& s) {
   IntInterval b = Bound(s);
   if (FitsIn(b, s.dtype)) return b;
+  if (analyzer_->assume_no_overflow() && NoOverflowDType(s.dtype)) {
+    return FitOrClamp(b, s.dtype, true);
+  }
   if (s.is_const()) {
     i128 v = s.dtype.is_uint() ? static_cast<i128>(s.constant) +
                                      (s.constant < 0 ? static_cast<i128>(1) << s.dtype.bits() : 0)

@@ -127,8 +127,11 @@ class Context {
   IntInterval AtomBound(int id);
   IntInterval TermBound(const Term& term);
   IntInterval Bound(const Sum& s);
-  // The sum's exact value fits in its dtype (so it is the expression's value).
-  bool Exact(const Sum& s) { return FitsIn(Bound(s), s.dtype); }
+  // The sum's exact value fits in its dtype (so it is the expression's value), or the analyzer
+  // assumes no overflow for its dtype (the mathematical value is the value by assumption).
+  bool Exact(const Sum& s) {
+    return FitsOrAssumed(Bound(s), s.dtype, analyzer_->assume_no_overflow());
+  }
   // The interval of the actual value of an expression whose canonical form is s.
   IntInterval ActualBound(const Sum& s);
 

@@ -452,7 +452,7 @@ class Rewriter : public ExprMutator {
     }
     if (!MayOverflow(pn.kind)) return true;
     std::optional<IntInterval> r = OpInterval(pn.kind, Bound(kids[0]), Bound(kids[1]));
-    return !r || FitsIn(*r, e->dtype);
+    return !r || FitsOrAssumed(*r, e->dtype, analyzer_->assume_no_overflow());
   }
 
   // The exact interval of op over operand intervals (nullopt: always a division by zero).
@@ -595,8 +595,9 @@ class Rewriter : public ExprMutator {
       std::optional<IntInterval> r = OpInterval(k, kid[0].iv, kid[1].iv);
       if (!r) return false;
       if (MayOverflow(k) && !FitsIn(*r, t)) {
-        if (!wrap) return false;
-        *r = FitOrFull(*r, t);
+        bool assumed = analyzer_->assume_no_overflow() && NoOverflowDType(t.element_of());
+        if (!wrap && !assumed) return false;
+        *r = FitOrClamp(*r, t.element_of(), assumed);
       }
       out->iv = *r;
       if (FoldWithoutNode(k, kid, t, out)) return true;
@@ -836,8 +837,9 @@ class Rewriter : public ExprMutator {
   // Whether no step of x * c + r (r may be null) wraps around t, for x in xb.
   bool ExactScaled(const IntInterval& xb, i128 c, const PrimExprNode* r, DataType t) {
     IntInterval v = MulInterval(xb, IntInterval{c, c});
-    if (!FitsIn(v, t)) return false;
-    return !r || FitsIn(AddInterval(v, Bound(r)), t);
+    bool assumed = analyzer_->assume_no_overflow();
+    if (!FitsOrAssumed(v, t, assumed)) return false;
+    return !r || FitsOrAssumed(AddInterval(v, Bound(r)), t, assumed);
   }
 
   // `c * x + r  cmp  c * y + s` (one common constant factor c > 1) decided from a comparison of
