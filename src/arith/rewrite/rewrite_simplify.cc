@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "arith/depth_guard.h"
+#include "arith/rewrite/compare_cast.h"
 #include "arith/rewrite/rule_table.h"
 #include "arith/rewrite/vector_rewrite.h"
 
@@ -345,6 +346,9 @@ class Rewriter : public ExprMutator {
         e = ExprMutator::VisitExpr(*next);
         continue;
       }
+      if (n->IsInstance<CastNode>()) {
+        if (auto folded = FoldConstantCast(static_cast<const CastNode*>(n))) return *folded;
+      }
       if (!(t.is_int_or_uint() || t.is_bool())) return e;
       ExprKind k = KindOf(n);
       const PrimExprNode* kids[3];
@@ -371,6 +375,12 @@ class Rewriter : public ExprMutator {
           if (r != ProofResult::kUnknown) return Bool(r == ProofResult::kProved);
         }
       }
+      if (k == ExprKind::kMin || k == ExprKind::kMax) {
+        // An operand that already occurs in the other's chain of the same operator adds nothing:
+        // min(min(min(x, y), z), y) is min(min(x, y), z), at any depth the rules do not spell.
+        if (ChainHas(kids[0], k, kids[1], kMaxChainDepth)) return GetRef<PrimExpr>(kids[0]);
+        if (ChainHas(kids[1], k, kids[0], kMaxChainDepth)) return GetRef<PrimExpr>(kids[1]);
+      }
       if (steps_ >= budget_) return e;
       std::optional<PrimExpr> next;
       ExprKind kid_kind[3] = {ExprKind::kUnknown, ExprKind::kUnknown, ExprKind::kUnknown};
@@ -384,12 +394,23 @@ class Rewriter : public ExprMutator {
         next = TryRule(*rule, e);
         if (next) break;
       }
+      if (!next && IsCmp(k)) next = NormalizeOffsetCompare(n, analyzer_);
       if (!next) return e;
       ++steps_;
       // The result's operands are rewritten holes or fresh nodes: visit them, then this node.
       keep_.push_back(*next);  // its operands become memo keys
       e = ExprMutator::VisitExpr(*next);
     }
+  }
+
+  static constexpr int kMaxChainDepth = 16;
+  // Whether b is a (pure) operand of the chain of k-nodes rooted at a, a itself included.
+  static bool ChainHas(const PrimExprNode* a, ExprKind k, const PrimExprNode* b, int depth) {
+    if (SameExpr(a, b)) return true;
+    if (depth == 0 || KindOf(a) != k) return false;
+    const PrimExprNode* kids[3];
+    KidsOf(a, k, kids);
+    return ChainHas(kids[0], k, b, depth - 1) || ChainHas(kids[1], k, b, depth - 1);
   }
 
   // All operands constant: the exact value with wrap-around (division by zero stays).

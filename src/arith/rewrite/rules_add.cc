@@ -50,6 +50,18 @@ T.min(x - z, y) + z -> T.min(x, y + z)
 T.max(x - z, y) + z -> T.max(x, y + z)
 T.min(x, y) + T.max(x, y) -> x + y [wrap]
 T.max(x, y) + T.min(x, y) -> x + y [wrap]
+x + T.min(y, z - x) -> T.min(x + y, z)
+x + T.max(y, z - x) -> T.max(x + y, z)
+T.min(y, z - x) + x -> T.min(y + x, z)
+T.max(y, z - x) + x -> T.max(y + x, z)
+T.Select(p, x, y) + T.Select(p, z, w) -> T.Select(p, x + z, y + w) [wrap]
+# Parity, and a remainder recombined with its quotient
+x % 2 + (x + 1) % 2 -> 1 [wrap]
+(x + 1) % 2 + x % 2 -> 1 [wrap]
+x // 2 + x % 2 -> (x + 1) // 2
+x % 2 + x // 2 -> (x + 1) // 2
+(x % c1 + c2) // c1 + x // c1 -> (x + c2) // c1 if c1 > 0
+x // c1 + (x % c1 + c2) // c1 -> (x + c2) // c1 if c1 > 0
 )rules"};
   // clang-format on
 }

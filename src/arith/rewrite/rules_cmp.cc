@@ -83,6 +83,45 @@ T.min(x, y) < c1 -> x < c1 or y < c1
 T.max(x, y) < c1 -> x < c1 and y < c1
 T.min(x, y) >= c1 -> x >= c1 and y >= c1
 T.max(x, y) >= c1 -> x >= c1 or y >= c1
+# Common terms in other orders
+x + y < z + x -> y < z
+y + x < x + z -> y < z
+x + y <= z + x -> y <= z
+y + x <= x + z -> y <= z
+y - x < z - x -> y < z
+y - x <= z - x -> y <= z
+x - y < x - z -> z < y
+x - y <= x - z -> z <= y
+x < y + x -> y > 0
+x <= y + x -> y >= 0
+# Scaled operands: the scale's sign orders them
+x * c1 > y * c1 -> y < x if c1 > 0
+x * c1 >= y * c1 -> y <= x if c1 > 0
+x * c1 <= y * c1 -> y <= x if c1 < 0
+x * c1 > y * c1 -> x < y if c1 < 0
+x * c1 >= y * c1 -> x <= y if c1 < 0
+x * c1 >= c2 -> x < c2 // c1 + 1 if c1 < 0
+x * c1 < c2 -> x >= c2 // c1 + 1 if c1 < 0
+# Truncating quotients against a constant
+T.truncdiv(x, c1) < c2 -> x < c2 * c1 if c1 > 0 and c2 > 0
+T.truncdiv(x, c1) < c2 -> x < (c2 - 1) * c1 + 1 if c1 > 0 and c2 <= 0
+T.truncdiv(x, c1) >= c2 -> x >= c2 * c1 if c1 > 0 and c2 > 0
+T.truncdiv(x, c1) >= c2 -> x >= (c2 - 1) * c1 + 1 if c1 > 0 and c2 <= 0
+# A value against itself rounded to a multiple: a comparison of the remainder
+x // c1 * c1 < x -> x % c1 > 0 if c1 > 0
+x // c1 * c1 >= x -> x % c1 == 0 if c1 > 0
+x // c1 * c1 < x + y -> x % c1 + y > 0 if c1 > 0
+x // c1 * c1 < x - y -> y < x % c1 if c1 > 0
+(x + c2) // c1 * c1 >= x -> (x + c2) % c1 <= c2 if c1 > 0
+(x + c2) // c1 * c1 >= x + y -> (x + c2) % c1 + y <= c2 if c1 > 0
+(x + c2) // c1 * c1 >= x - y -> (x + c2) % c1 <= y + c2 if c1 > 0
+T.truncdiv(x, c1) * c1 < x -> T.truncmod(x, c1) > 0 if c1 > 0
+T.truncdiv(x, c1) * c1 >= x -> T.truncmod(x, c1) <= 0 if c1 > 0
+T.truncdiv(x, c1) * c1 < x + y -> T.truncmod(x, c1) + y > 0 if c1 > 0
+T.truncdiv(x, c1) * c1 < x - y -> y < T.truncmod(x, c1) if c1 > 0
+T.truncdiv(x + c2, c1) * c1 >= x -> T.truncmod(x + c2, c1) <= c2 if c1 > 0
+T.truncdiv(x + c2, c1) * c1 >= x + y -> T.truncmod(x + c2, c1) + y <= c2 if c1 > 0
+T.truncdiv(x + c2, c1) * c1 >= x - y -> T.truncmod(x + c2, c1) <= y + c2 if c1 > 0
 )rules"};
   // clang-format on
 }

@@ -35,6 +35,24 @@ T.truncdiv(x, y) -> x // y if x >= 0 and y > 0
 (x - x % c1) // c1 -> x // c1 if c1 != 0
 (x % c1) // c2 -> 0 if c1 > 0 and c2 >= c1
 (x % c1 + y * c1) // c1 -> y if c1 > 0
+T.truncdiv(x, x) -> 1 if x != 0
+T.truncdiv(T.truncdiv(x, c1), c2) -> T.truncdiv(x, c1 * c2) if c1 > 0 and c2 > 0
+T.truncdiv(x * c1, c2) -> x * (c1 // c2) if c2 > 0 and c1 % c2 == 0
+T.truncdiv(x * c1, c2) -> T.truncdiv(x, c2 // c1) if c1 > 0 and c2 % c1 == 0
+T.truncdiv(x * y, y) -> x if y != 0
+T.truncdiv(y * x, y) -> x if y != 0
+# Nested floor divisions and bounded low parts
+(x // c1 + c2) // c3 -> (x + c1 * c2) // (c1 * c3) if c1 > 0 and c3 > 0
+(x * c1 + c2) // c3 -> x // (c3 // c1) + c2 // c3 if c1 > 0 and c3 > 0 and c3 % c1 == 0 and c2 % c3 < c1
+(x * c1 + y) // c2 -> x * (c1 // c2) if c2 > 0 and x * (c1 % c2) + y >= 0 and x * (c1 % c2) + y < c2
+(x * c1 + y) // c2 -> x // (c2 // c1) if c1 > 0 and c2 > 0 and c2 % c1 == 0 and y >= 0 and y < c1
+(x * c1 + y + z) // c2 -> x // (c2 // c1) if c1 > 0 and c2 > 0 and c2 % c1 == 0 and y + z >= 0 and y + z < c1
+(x % 2 + 1) // 2 -> x % 2
+# Symbolic divisors that divide a term
+(x * y + z) // y -> x + z // y if y != 0
+(y * x + z) // y -> x + z // y if y != 0
+(z + x * y) // y -> z // y + x if y != 0
+(z + y * x) // y -> z // y + x if y != 0
 )rules"};
   // clang-format on
 }

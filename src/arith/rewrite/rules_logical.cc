@@ -104,6 +104,19 @@ x >= c2 or x == c1 -> x >= c2 if c2 <= c1
 (p or x >= c1) or x >= c2 -> p or x >= T.min(c1, c2)
 (p or x < c1) or x >= c2 -> True if c2 <= c1
 (p or x >= c2) or x < c1 -> True if c2 <= c1
+# A quotient and a remainder by one divisor pin the value down
+x // c1 == c2 and x % c1 == c3 -> x == c2 * c1 + c3 if c1 > 0 and c3 >= 0 and c3 < c1
+x % c1 == c3 and x // c1 == c2 -> x == c2 * c1 + c3 if c1 > 0 and c3 >= 0 and c3 < c1
+x // c1 == c2 and x % c1 < c3 -> x >= c2 * c1 and x < c2 * c1 + c3 if c1 > 0 and c3 > 0 and c3 <= c1
+x // c1 == c2 and x % c1 >= c3 -> x >= c2 * c1 + c3 and x < c2 * c1 + c1 if c1 > 0 and c3 >= 0 and c3 < c1
+# Opposite orders of two terms
+x < y and y <= x -> False [wrap]
+y < x and x <= y -> False [wrap]
+x <= y and y < x -> False [wrap]
+x < y or y <= x -> True [wrap]
+y < x or x <= y -> True [wrap]
+x > y or x <= y -> True [wrap]
+x <= y or x > y -> True [wrap]
 )rules"};
   // clang-format on
 }

@@ -34,6 +34,15 @@ T.truncmod(x * c1, c2) -> 0 if c2 != 0 and c1 % c2 == 0
 # Nested remainders
 (x % c1) % c2 -> x % c2 if c2 > 0 and c1 % c2 == 0
 (x % c1) % c1 -> x % c1 if c1 != 0
+T.truncmod(x, c1) -> T.truncmod(x, 0 - c1) if c1 < 0
+(x - c1) % c2 -> (x + (0 - c1) % c2) % c2 if c2 > 0 and (0 - c1) % c2 != 0
+# A value minus its own remainder is a multiple
+(x - x % y) % y -> 0 if y != 0
+(x + (0 - x) % y) % y -> 0 if y != 0
+(x - x % (0 - y)) % y -> 0 if y != 0
+(x + x * c1 % c2) % c2 -> 0 if c2 > 0 and (c1 + 1) % c2 == 0
+(x * y + z) % y -> z % y if y != 0
+(y * x + z) % y -> z % y if y != 0
 )rules"};
   // clang-format on
 }

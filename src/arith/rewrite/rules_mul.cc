@@ -23,6 +23,9 @@ c1 * x -> x * c1 [wrap]
 x * (y * c1) -> (x * y) * c1 [wrap]
 # Negations
 (0 - x) * (0 - y) -> x * y [wrap]
+T.min(x, y) * T.max(x, y) -> x * y [wrap]
+T.max(x, y) * T.min(x, y) -> x * y [wrap]
+(x - y) * c1 -> (y - x) * (0 - c1) if c1 < 0
 )rules"};
   // clang-format on
 }

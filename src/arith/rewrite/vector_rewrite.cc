@@ -52,7 +52,7 @@ std::optional<PrimExpr> DivideRamp(const RampNode* r, i128 c, bool mod, bool tru
   i128 span = *s * (r->lanes - 1);
   // The exact lanes b + i*s: none may wrap, or the reasoning below is about other values.
   IntInterval lanes{b.lo + (span < 0 ? span : 0), b.hi + (span > 0 ? span : 0)};
-  if (!FitsIn(lanes, t)) return std::nullopt;
+  if (!FitsOrAssumed(lanes, t, analyzer->assume_no_overflow())) return std::nullopt;
   if (trunc && lanes.lo < 0) return std::nullopt;
   PrimExpr cexpr = IntImm(t, static_cast<int64_t>(c));
   auto quot = [&]() { return trunc ? truncdiv(r->base, cexpr) : floordiv(r->base, cexpr); };
