@@ -404,6 +404,19 @@ class Rewriter : public ExprMutator {
   }
 
   static constexpr int kMaxChainDepth = 16;
+  static constexpr int kMaxDivisorSearch = 8;
+  // Whether e (within `depth` levels) contains a division or remainder whose divisor is d.
+  static bool InputDividesBy(const PrimExprNode* e, const PrimExprNode* d, int depth) {
+    if (!e || depth == 0) return false;
+    ExprKind k = KindOf(e);
+    const PrimExprNode* kids[3];
+    int n = KidsOf(e, k, kids);
+    if (IsDivision(k) && n == 2 && SameExpr(kids[1], d)) return true;
+    for (int j = 0; j < n; ++j) {
+      if (InputDividesBy(kids[j], d, depth - 1)) return true;
+    }
+    return false;
+  }
   // Whether b is a (pure) operand of the chain of k-nodes rooted at a, a itself included.
   static bool ChainHas(const PrimExprNode* a, ExprKind k, const PrimExprNode* b, int depth) {
     if (SameExpr(a, b)) return true;
@@ -430,6 +443,9 @@ class Rewriter : public ExprMutator {
     }
     auto r = ExactOp(k, v[0], v[1], v[2]);
     if (!r) return std::nullopt;
+    // Under assume_no_overflow a signed 32/64-bit value is its mathematical value: a constant
+    // that leaves the dtype cannot be written, so the node stays.
+    if (MathInt(n->dtype) && !FitsInDType(n->dtype, *r)) return std::nullopt;
     return MakeInt(n->dtype, Wrap(n->dtype, *r));
   }
 
@@ -506,7 +522,13 @@ class Rewriter : public ExprMutator {
   DataType HoleType(const Match& m, int hole) { return m.hole[hole]->dtype; }
 
   // The value of a constant subtree, exact (every step must fit t) or wrapping.
+  // Whether t's arithmetic is mathematical here (assume_no_overflow): no constant of it may wrap.
+  bool MathInt(DataType t) const {
+    return analyzer_->assume_no_overflow() && NoOverflowDType(t.element_of());
+  }
+
   bool ConstEval(const Pattern& p, int32_t i, const Match& m, DataType t, bool wrap, i128* out) {
+    if (wrap && MathInt(t)) wrap = false;
     const PatNode& pn = p[i];
     if (pn.kind == ExprKind::kVar) {
       *out = ConstValue(static_cast<const IntImmNode*>(m.hole[pn.hole]));
@@ -591,7 +613,7 @@ class Rewriter : public ExprMutator {
         DataType want = IsLogical(pn.kind) || cond_operand ? DataType::Bool() : sib;
         if (!Build(p, pn.kid[j], m, want, wrap, &kid[j])) return false;
         DataType ct = kid[j].t.is_bool() ? kid[j].t : want;
-        if (!ct.is_bool() && !wrap && !FitsInDType(ct, kid[j].c)) return false;
+        if (!ct.is_bool() && (!wrap || MathInt(ct)) && !FitsInDType(ct, kid[j].c)) return false;
         kid[j].t = ct;
       }
     }
@@ -612,7 +634,13 @@ class Rewriter : public ExprMutator {
     } else if (IsCmp(k) || IsLogical(k)) {
       out->iv = {0, 1};
     } else {
-      if (IsDivision(k) && kid[1].iv.contains(0)) return false;
+      // A division whose divisor may be zero is built only by a divisor the matched input
+      // already divides by: where it is zero the input is undefined behaviour (ir/expr.h), so
+      // the result may be anything there, and no new division by zero is introduced.
+      if (IsDivision(k) && kid[1].iv.contains(0) &&
+          !(kid[1].node && InputDividesBy(input_, kid[1].node, kMaxDivisorSearch))) {
+        return false;
+      }
       std::optional<IntInterval> r = OpInterval(k, kid[0].iv, kid[1].iv);
       if (!r) return false;
       if (MayOverflow(k) && !FitsIn(*r, t)) {
@@ -915,6 +943,7 @@ class Rewriter : public ExprMutator {
   std::optional<PrimExpr> TryRule(const CompiledRule& rule, const PrimExpr& e) {
     Match m;
     if (!MatchAt(rule.before, rule.before.root, e.get(), &m)) return std::nullopt;
+    input_ = e.get();
     bool wrap = rule.info->wrap;
     DataType t_hint = e.dtype();
     if (!IsIntScalar(t_hint)) {
@@ -945,6 +974,9 @@ class Rewriter : public ExprMutator {
       if (!Build(rule.after, rule.after.root, m, e.dtype(), wrap, &r)) return std::nullopt;
       if (r.is_const()) {
         if (!e.dtype().is_bool() && !wrap && !FitsInDType(e.dtype(), r.c)) return std::nullopt;
+        if (!e.dtype().is_bool() && MathInt(e.dtype()) && !FitsInDType(e.dtype(), r.c)) {
+          return std::nullopt;
+        }
         return MakeInt(e.dtype(), e.dtype().is_bool() ? r.c : Wrap(e.dtype(), r.c));
       }
       if (r.t != e.dtype()) return std::nullopt;
@@ -971,6 +1003,8 @@ class Rewriter : public ExprMutator {
   int steps_ = 0;
   bool impure_ = false;
   bool building_cond_ = false;  // while a rule's condition is built (see Unprovable)
+  // The expression the rule being tried matched (for InputDividesBy).
+  const PrimExprNode* input_ = nullptr;
   std::vector<PrimExpr>& facts_;
   std::vector<Done>& done_;
   std::unordered_map<const Object*, size_t>& done_index_;

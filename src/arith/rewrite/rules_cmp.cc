@@ -122,6 +122,11 @@ T.truncdiv(x, c1) * c1 < x - y -> y < T.truncmod(x, c1) if c1 > 0
 T.truncdiv(x + c2, c1) * c1 >= x -> T.truncmod(x + c2, c1) <= c2 if c1 > 0
 T.truncdiv(x + c2, c1) * c1 >= x + y -> T.truncmod(x + c2, c1) + y <= c2 if c1 > 0
 T.truncdiv(x + c2, c1) * c1 >= x - y -> T.truncmod(x + c2, c1) <= y + c2 if c1 > 0
+# A scaled term plus a part below the scale, against a multiple of the scale
+x * c1 + y < c2 -> x < c2 // c1 if c1 > 0 and c2 % c1 == 0 and y >= 0 and y < c1
+y + x * c1 < c2 -> x < c2 // c1 if c1 > 0 and c2 % c1 == 0 and y >= 0 and y < c1
+y - x * c1 < c2 -> x >= (0 - c2) // c1 + 1 if c1 > 0 and c2 % c1 == 0 and y >= 0 and y < c1
+x * c1 + y >= c2 -> x >= c2 // c1 if c1 > 0 and c2 % c1 == 0 and y >= 0 and y < c1
 )rules"};
   // clang-format on
 }

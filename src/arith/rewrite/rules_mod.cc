@@ -12,7 +12,7 @@ RuleSource ModRules() {
 # Identities
 x % 1 -> 0 [wrap]
 x % -1 -> 0 [wrap]
-x % x -> 0 if x != 0
+x % x -> 0
 T.truncmod(x, 1) -> 0 [wrap]
 T.truncmod(x, -1) -> 0 [wrap]
 # A remainder of a value already below the divisor
@@ -22,8 +22,8 @@ T.truncmod(x, y) -> x if x >= 0 and x < y
 T.truncmod(x, y) -> x % y if x >= 0 and y > 0
 # Multiples of the divisor vanish
 (x * c1) % c2 -> 0 if c2 != 0 and c1 % c2 == 0
-(x * y) % y -> 0 if y != 0
-(y * x) % y -> 0 if y != 0
+(x * y) % y -> 0
+(y * x) % y -> 0
 (x * c1 + y) % c2 -> y % c2 if c2 != 0 and c1 % c2 == 0
 (y + x * c1) % c2 -> y % c2 if c2 != 0 and c1 % c2 == 0
 (y - x * c1) % c2 -> y % c2 if c2 != 0 and c1 % c2 == 0
@@ -37,12 +37,14 @@ T.truncmod(x * c1, c2) -> 0 if c2 != 0 and c1 % c2 == 0
 T.truncmod(x, c1) -> T.truncmod(x, 0 - c1) if c1 < 0
 (x - c1) % c2 -> (x + (0 - c1) % c2) % c2 if c2 > 0 and (0 - c1) % c2 != 0
 # A value minus its own remainder is a multiple
-(x - x % y) % y -> 0 if y != 0
-(x + (0 - x) % y) % y -> 0 if y != 0
-(x - x % (0 - y)) % y -> 0 if y != 0
+(x - x % y) % y -> 0
+(x + (0 - x) % y) % y -> 0
+(x - x % (0 - y)) % y -> 0
 (x + x * c1 % c2) % c2 -> 0 if c2 > 0 and (c1 + 1) % c2 == 0
-(x * y + z) % y -> z % y if y != 0
-(y * x + z) % y -> z % y if y != 0
+(x * y + z) % y -> z % y
+(y * x + z) % y -> z % y
+(x * y * c1 + z) % (y * c1) -> z % (y * c1)
+(z + x * y * c1) % (y * c1) -> z % (y * c1)
 )rules"};
   // clang-format on
 }

@@ -101,6 +101,21 @@ y - (y + z) // c1 * c1 -> (y + z) % c1 - z [wrap]
 y - (y + c2) // c1 * c1 -> (y + c2) % c1 - c2 [wrap]
 y - (y - c2) // c1 * c1 -> (y - c2) % c1 + c2 [wrap]
 (x // c1) * c1 - x -> 0 - x % c1 [wrap]
+y - (y - z) // c1 * c1 -> (y - z) % c1 + z [wrap]
+y - T.truncdiv(y - z, c1) * c1 -> T.truncmod(y - z, c1) + z [wrap]
+(y + c2) // c1 * c1 - y -> c2 - (y + c2) % c1 [wrap]
+(y - c2) // c1 * c1 - y -> (0 - c2) - (y - c2) % c1 [wrap]
+# A multiple of a value minus the same multiple of its rounded-down quotient: the remainder
+x * c1 - x // c2 * c3 -> x % c2 * c1 if c2 > 0 and c3 == c1 * c2 [wrap]
+x // c2 * c3 - x * c1 -> x % c2 * (0 - c1) if c2 > 0 and c3 == c1 * c2 [wrap]
+x * c1 - (x + y) // c2 * c3 -> ((x + y) % c2 - y) * c1 if c2 > 0 and c3 == c1 * c2 [wrap]
+x * c1 - (x - y) // c2 * c3 -> ((x - y) % c2 + y) * c1 if c2 > 0 and c3 == c1 * c2 [wrap]
+(x + y) // c2 * c3 - x * c1 -> (y - (x + y) % c2) * c1 if c2 > 0 and c3 == c1 * c2 [wrap]
+x * c1 - T.truncdiv(x, c2) * c3 -> T.truncmod(x, c2) * c1 if c2 > 0 and c3 == c1 * c2 [wrap]
+T.truncdiv(x, c2) * c3 - x * c1 -> T.truncmod(x, c2) * (0 - c1) if c2 > 0 and c3 == c1 * c2 [wrap]
+x * c1 - T.truncdiv(x + y, c2) * c3 -> (T.truncmod(x + y, c2) - y) * c1 if c2 > 0 and c3 == c1 * c2 [wrap]
+x * c1 - T.truncdiv(x - y, c2) * c3 -> (T.truncmod(x - y, c2) + y) * c1 if c2 > 0 and c3 == c1 * c2 [wrap]
+T.truncdiv(x + y, c2) * c3 - x * c1 -> (y - T.truncmod(x + y, c2)) * c1 if c2 > 0 and c3 == c1 * c2 [wrap]
 )rules"};
   // clang-format on
 }
