@@ -11,6 +11,7 @@
 #include <tessel/arith/z3_prover.h>
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/structural_equal.h>
 #include <tvm/ffi/extra/structural_hash.h>
@@ -982,9 +983,12 @@ namespace {
 // trusted.
 class PointEvaluator {
  public:
+  // assume_no_overflow: signed 32/64-bit + - * / % are exact, and a point where one of them
+  // leaves its dtype is outside what the analyzer reasons about (it counts as undefined).
   PointEvaluator(const std::unordered_map<const VarNode*, i128>& point,
-                 const std::unordered_map<const VarNode*, PrimExpr>& values)
-      : point_(point), values_(values) {}
+                 const std::unordered_map<const VarNode*, PrimExpr>& values,
+                 bool assume_no_overflow)
+      : point_(point), values_(values), assume_no_overflow_(assume_no_overflow) {}
 
   bool unknown = false;
   bool undefined = false;
@@ -999,9 +1003,9 @@ class PointEvaluator {
     }
     if (const auto* op = e.as<IntImmNode>()) return op->value;
     if (const auto* v = e.as<VarNode>()) return Lookup(v);
-    if (const auto* op = e.as<AddNode>()) return Wrap(Eval(op->a) + Eval(op->b), t);
-    if (const auto* op = e.as<SubNode>()) return Wrap(Eval(op->a) - Eval(op->b), t);
-    if (const auto* op = e.as<MulNode>()) return Wrap(Eval(op->a) * Eval(op->b), t);
+    if (const auto* op = e.as<AddNode>()) return Arith(Eval(op->a) + Eval(op->b), t);
+    if (const auto* op = e.as<SubNode>()) return Arith(Eval(op->a) - Eval(op->b), t);
+    if (const auto* op = e.as<MulNode>()) return Arith(Eval(op->a) * Eval(op->b), t);
     if (const auto* op = e.as<DivNode>()) return Divide(op->a, op->b, t, true, false);
     if (const auto* op = e.as<ModNode>()) return Divide(op->a, op->b, t, false, false);
     if (const auto* op = e.as<FloorDivNode>()) return Divide(op->a, op->b, t, true, true);
@@ -1036,6 +1040,15 @@ class PointEvaluator {
   }
 
  private:
+  // The value of an arithmetic result whose exact value is v.
+  i128 Arith(i128 v, DataType t) {
+    if (assume_no_overflow_ && NoOverflowDType(t)) {
+      if (!FitsInDType(t, v)) undefined = true;
+      return v;
+    }
+    return Wrap(v, t);
+  }
+
   static i128 Wrap(i128 v, DataType t) {
     if (t.is_bool()) return v != 0;
     int bits = t.bits();
@@ -1054,8 +1067,8 @@ class PointEvaluator {
       undefined = true;
       return 0;
     }
-    if (floor) return Wrap(quotient ? FloorDivI128(x, y) : FloorModI128(x, y), t);
-    return Wrap(quotient ? x / y : x % y, t);
+    if (floor) return Arith(quotient ? FloorDivI128(x, y) : FloorModI128(x, y), t);
+    return Arith(quotient ? x / y : x % y, t);
   }
 
   i128 EvalCall(const CallNode* call, DataType t) {
@@ -1102,6 +1115,7 @@ class PointEvaluator {
 
   const std::unordered_map<const VarNode*, i128>& point_;
   const std::unordered_map<const VarNode*, PrimExpr>& values_;
+  bool assume_no_overflow_;
   int depth_ = 0;
 };
 
@@ -1201,7 +1215,7 @@ bool Z3Prover::Impl::RefutedCheaply(const PrimExpr& cond) const {
   for (const auto& p : points) {
     std::unordered_map<const VarNode*, i128> point;
     for (size_t i = 0; i < n; ++i) point[free[i]] = p[i];
-    PointEvaluator ev(point, values);
+    PointEvaluator ev(point, values, parent->assume_no_overflow());
     bool holds = true;
     for (const auto& [v, r] : ranges) {
       if (!r) continue;
