@@ -62,6 +62,7 @@ x // 2 + x % 2 -> (x + 1) // 2
 x % 2 + x // 2 -> (x + 1) // 2
 (x % c1 + c2) // c1 + x // c1 -> (x + c2) // c1 if c1 > 0
 x // c1 + (x % c1 + c2) // c1 -> (x + c2) // c1 if c1 > 0
+(x + c1) // c2 + c3 -> (x + (c1 + c3 * c2)) // c2 if c2 > 0
 )rules"};
   // clang-format on
 }
