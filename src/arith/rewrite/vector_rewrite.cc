@@ -65,11 +65,17 @@ std::optional<PrimExpr> DivideRamp(const RampNode* r, i128 c, bool mod, bool tru
   // block of c.
   IntInterval low{0, c - 1};
   ModularSet m = analyzer->ModularSet(r->base);
-  if (static_cast<i128>(m->coeff) % c == 0) {
+  i128 coeff = m->coeff;
+  if (coeff % c == 0) {
     i128 v = FloorModI128(m->base, c);
     low = {v, v};
   } else if (FloorDivI128(b.lo, c) == FloorDivI128(b.hi, c)) {
     low = {FloorModI128(b.lo, c), FloorModI128(b.hi, c)};
+  } else if (coeff > 1 && c % coeff == 0) {
+    // b = coeff * k + base with coeff dividing c: b mod c is base mod coeff plus a multiple of
+    // coeff below c (x * 8 mod 64 is one of 0, 8, ..., 56).
+    i128 v = FloorModI128(m->base, coeff);
+    low = {v, c - coeff + v};
   }
   if (low.lo + (span < 0 ? span : 0) < 0 || low.hi + (span > 0 ? span : 0) >= c) {
     return std::nullopt;

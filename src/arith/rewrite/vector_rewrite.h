@@ -22,7 +22,8 @@ namespace rewrite {
 // not wrap (by ConstIntBound of b):
 //   Ramp(b, s) // c -> Ramp(b // c, s / c), Ramp(b, s) % c -> Broadcast(b % c)   if c divides s
 //   Ramp(b, s) // c -> Broadcast(b // c),   Ramp(b, s) % c -> Ramp(b % c, s)     if no lane
-//     crosses a multiple of c (b % c is bounded by the modular set or the bounds of b)
+//     crosses a multiple of c (b % c is bounded by the modular set, also where its coefficient
+//     divides c, or by the bounds of b): Ramp(x * 8, 2, 4) // 64 -> Broadcast(x * 8 // 64)
 // Truncating division and remainder are treated the same where every lane is non-negative.
 std::optional<ir::PrimExpr> RewriteVector(const ir::PrimExpr& e, Analyzer* analyzer);
 

@@ -138,6 +138,16 @@ TEST_F(RewriteFamiliesTest, DivisionAndRemainder) {
   Expect(no_overflow_.get(), "x * y // z", "x * y // z");
 }
 
+TEST_F(RewriteFamiliesTest, VectorLanes) {
+  // No lane of x * 8 + [0, 2, 4, 6] crosses a multiple of 64: x * 8 mod 64 is at most 56.
+  NoOverflowOnly("T.Ramp(x * 8, 2, 4) // T.Broadcast(64, 4)", "T.Broadcast(x // 8, 4)");
+  NoOverflowOnly("T.Ramp(x * 8, 2, 4) % T.Broadcast(64, 4)", "T.Ramp(x * 8 % 64, 2, 4)");
+  NoOverflowOnly("T.Ramp(x * 4, 1, 4) // T.Broadcast(64, 4)", "T.Broadcast(x // 16, 4)");
+  Both("T.Ramp(i * 8, 2, 4) // T.Broadcast(64, 4)", "T.Broadcast(i // 8, 4)");
+  // The lanes x * 8 + [0, 3, 6, 9] may cross one: nothing changes.
+  Both("T.Ramp(x * 8, 3, 4) // T.Broadcast(64, 4)", "T.Ramp(x * 8, 3, 4) // T.Broadcast(64, 4)");
+}
+
 TEST_F(RewriteFamiliesTest, ConstantCasts) {
   Both("T.Cast(\"int32\", T.int8(2))", "2");
   Both("T.Cast(\"int8\", T.float16(2.0))", "T.int8(2)");
