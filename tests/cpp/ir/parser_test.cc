@@ -85,6 +85,12 @@ TEST(Parser, ArithmeticBuildsExactNodes) {
   ExpectEqual(E("T.Div(x, 4)", vars), Div(x, 4));
   ExpectEqual(E("T.truncmod(x, y)", vars), Mod(x, y));
   ExpectEqual(E("T.Mod(x, y)", vars), Mod(x, y));
+  // TVM prints comparisons of two constants as calls.
+  ExpectEqual(E("T.EQ(T.int64(5), T.int64(5))", vars),
+              EQ(IntImm(DataType::Int(64), 5), IntImm(DataType::Int(64), 5)));
+  ExpectEqual(E("T.NE(x, y)", vars), NE(x, y));
+  ExpectEqual(E("T.LT(x, 1)", vars), LT(x, 1));
+  ExpectEqual(E("T.GE(x, y)", vars), GE(x, y));
   ExpectEqual(E("T.min(x, 1)", vars), Min(x, 1));
   ExpectEqual(E("T.max(x, y)", vars), Max(x, y));
   ExpectEqual(E("-x", vars), Sub(0, x));
