@@ -59,6 +59,9 @@ struct ConstIntBoundAnalyzer::Impl {
   uint64_t generation = 1;
   // Analyzer::SetAssumeNoOverflow.
   bool assume_no_overflow = false;
+  // SetRefiner; `refining` is set while it runs. Neither is copied to a clone.
+  ConstIntBoundAnalyzer::Refiner refiner;
+  bool refining = false;
 
   void Changed() { ++generation; }
 
@@ -260,7 +263,22 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
 
  private:
   IntInterval Arith(const PrimExprNode* op, const IntInterval& exact) {
-    return FitOrClamp(exact, op->dtype.element_of(), state_->assume_no_overflow);
+    DataType t = op->dtype.element_of();
+    if (state_->refiner && !state_->refining && !state_->assume_no_overflow && lets_.empty() &&
+        !FitsIn(exact, t) &&
+        (op->IsInstance<AddNode>() || op->IsInstance<SubNode>() || op->IsInstance<MulNode>())) {
+      state_->refining = true;
+      std::optional<IntInterval> r;
+      try {
+        r = state_->refiner(op);
+      } catch (...) {
+        state_->refining = false;
+        throw;
+      }
+      state_->refining = false;
+      if (r && FitsIn(*r, t)) return *r;
+    }
+    return FitOrClamp(exact, t, state_->assume_no_overflow);
   }
   IntInterval Arith(const PrimExprNode* op, const std::optional<IntInterval>& exact) {
     if (!exact) return DTypeRange(op->dtype.element_of());
@@ -299,7 +317,7 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
     return Point(negate ? 1 - verdict : verdict);
   }
 
-  const ConstIntBoundAnalyzer::Impl* state_;
+  ConstIntBoundAnalyzer::Impl* state_;
   NodeCache<IntInterval>* cache_;
   std::vector<std::pair<const VarNode*, IntInterval>> lets_;
   std::vector<const VarNode*> expanding_;
@@ -385,10 +403,20 @@ ConstIntBoundAnalyzer::~ConstIntBoundAnalyzer() = default;
 
 void ConstIntBoundAnalyzer::CopyStateFrom(const ConstIntBoundAnalyzer& other) {
   uint64_t generation = impl_->generation;
+  Refiner refiner = std::move(impl_->refiner);
   *impl_ = *other.impl_;
   impl_->cache.Reset();
   impl_->generation = generation + 1;
+  impl_->refiner = std::move(refiner);
+  impl_->refining = false;
 }
+
+void ConstIntBoundAnalyzer::SetRefiner(Refiner refiner) {
+  impl_->refiner = std::move(refiner);
+  impl_->Changed();
+}
+
+void ConstIntBoundAnalyzer::Invalidate() { impl_->Changed(); }
 
 IntInterval ConstIntBoundAnalyzer::Eval(const PrimExpr& expr) const {
   if (!expr.defined()) TVM_FFI_THROW(ValueError) << "ConstIntBound: undefined expression";

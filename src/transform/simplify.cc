@@ -2,6 +2,7 @@
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
+#include <tessel/transform/host_facts.h>
 #include <tessel/transform/pass.h>
 #include <tessel/transform/simplify.h>
 #include <tvm/ffi/extra/structural_equal.h>
@@ -9,6 +10,8 @@
 #include <tvm/ffi/reflection/registry.h>
 
 #include <memory>
+#include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -124,10 +127,15 @@ class StmtSimplifier : public StmtExprMutator {
     if (IsSideEffectFree(extent) && analyzer_->CanProve(LE(extent, MakeConst(extent.dtype(), 0)))) {
       return NoOp();
     }
+    std::unique_ptr<ConstraintScope> runs;
     if (IsStable(mn) && IsStable(extent) && analyzer_->MayBeNonEmpty(Range(mn, extent))) {
       analyzer_->Bind(op->loop_var, Range(mn, extent), /*allow_override=*/true);
+      // The body runs only when the loop does (a fact of the body alone: after the loop, the
+      // extent may be 0).
+      if (!AsConstInt(extent)) runs = Assume(analyzer_, GT(extent, MakeConst(extent.dtype(), 0)));
     }
     Stmt body = VisitStmt(op->body);
+    runs.reset();
     if (mn.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) {
       return GetRef<Stmt>(op);
     }
@@ -141,11 +149,16 @@ class StmtSimplifier : public StmtExprMutator {
       if (auto v = op->node.try_cast<Var>()) var = *v;
       if (auto iv = op->node.try_cast<IterVar>()) var = (*iv)->var;
       PrimExpr value = VisitExpr(op->value);
+      std::unique_ptr<ConstraintScope> runs;
       if (var && IsStable(value) && value.dtype() == var.value().dtype()) {
         Range r(MakeConst(value.dtype(), 0), value);
-        if (analyzer_->MayBeNonEmpty(r)) analyzer_->Bind(*var, r, /*allow_override=*/true);
+        if (analyzer_->MayBeNonEmpty(r)) {
+          analyzer_->Bind(*var, r, /*allow_override=*/true);
+          if (!AsConstInt(value)) runs = Assume(analyzer_, GT(value, MakeConst(value.dtype(), 0)));
+        }
       }
       Stmt body = VisitStmt(op->body);
+      runs.reset();
       if (value.same_as(op->value) && body.same_as(op->body)) return GetRef<Stmt>(op);
       return AttrStmt(op->node, op->attr_key, value, body);
     }
@@ -275,21 +288,51 @@ Stmt Simplify(const Stmt& stmt, Analyzer* analyzer) {
   return StmtSimplifier(analyzer).VisitStmt(stmt);
 }
 
-PrimFunc Simplify(const PrimFunc& func) {
+namespace {
+
+PrimFunc SimplifyFunction(const PrimFunc& func, bool host_checked) {
   if (!func.defined()) TVM_FFI_THROW(ValueError) << "Simplify: undefined function";
   Analyzer analyzer;
   std::vector<Buffer> buffers;
   for (const auto& kv : func->buffer_map) buffers.push_back(kv.second);
   Stmt body;
   {
-    auto scope = Assume(&analyzer, ShapesNonNegative(buffers));
+    std::vector<std::unique_ptr<ConstraintScope>> scopes;
+    scopes.push_back(Assume(&analyzer, ShapesNonNegative(buffers)));
+    if (host_checked) {
+      for (const PrimExpr& fact : HostCheckedFacts(func)) {
+        scopes.push_back(Assume(&analyzer, fact));
+      }
+    }
     body = StmtSimplifier(&analyzer).VisitStmt(func->body);
+    while (!scopes.empty()) scopes.pop_back();
   }
   return WithBody(func, body);
 }
 
+// The names of the functions that another function of mod calls (T.call_global): their bodies
+// also run without their host wrappers.
+std::unordered_set<std::string> CalledFunctions(const IRModule& mod) {
+  std::unordered_set<std::string> called;
+  for (const auto& kv : mod->functions) {
+    PostOrderVisit(kv.second->body, [&](const ObjectRef& n) {
+      if (const auto* call = n.as<CallNode>()) {
+        if (const auto* g = call->op.as<GlobalVarNode>()) called.insert(g->name_hint);
+      }
+    });
+  }
+  return called;
+}
+
+}  // namespace
+
+PrimFunc Simplify(const PrimFunc& func) { return SimplifyFunction(func, /*host_checked=*/true); }
+
 IRModule Simplify(const IRModule& mod) {
-  return MapFunctions(mod, [](const String&, const PrimFunc& f) { return Simplify(f); });
+  std::unordered_set<std::string> called = CalledFunctions(mod);
+  return MapFunctions(mod, [&](const String& name, const PrimFunc& f) {
+    return SimplifyFunction(f, !called.count(std::string(name)));
+  });
 }
 
 TVM_FFI_STATIC_INIT_BLOCK() {

@@ -5,6 +5,7 @@
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
+#include <tessel/transform/host_facts.h>
 #include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/split_host_device.h>
 
@@ -299,6 +300,18 @@ class Splitter : public StmtExprMutator {
     if (auto cluster = host_->attrs.Get("tessel.cluster_dims")) {
       attrs.Set("tessel.cluster_dims", *cluster);
     }
+    // What the host wrapper checked, over the variables this kernel receives.
+    std::unordered_set<const VarNode*> passed_vars;
+    for (const Var& p : params) passed_vars.insert(p.get());
+    Array<PrimExpr> facts;
+    for (const PrimExpr& fact : HostCheckedFacts(host_)) {
+      bool passed = true;
+      PostOrderVisit(fact, [&](const ObjectRef& n) {
+        if (const auto* v = n.as<VarNode>()) passed = passed && passed_vars.count(v);
+      });
+      if (passed) facts.push_back(remap.VisitExpr(fact));
+    }
+    if (!facts.empty()) attrs.Set(kHostFactsAttr, facts);
     PrimFunc kernel(kernel_params, body, {}, attrs);
     PrimExpr kernel_dyn = DynamicSharedLayout(kernel).total_bytes;
     kernel.CopyOnWrite()->attrs.Set("tessel.dyn_shared_bytes", kernel_dyn);

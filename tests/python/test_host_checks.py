@@ -157,3 +157,51 @@ def test_bool_is_accepted_for_an_int_scalar():
 def test_zero_size_tensors_are_fine():
     a, b, c = f32(0), f32(0), f32(0)
     _mod("vector_add")(t(a), t(b), t(c))
+
+
+# Element count and byte size (docs/codegen.md, "The host wrapper"): a stride-0 view has a huge
+# shape and no memory; the count is checked right after the shapes, before the strides.
+def _symbolic_shape():
+    import pathlib
+
+    import tessel
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    return tessel.build(root / "examples" / "symbolic_shape.py")["symbolic_shape"]
+
+
+def test_too_many_elements_for_int32_indices_is_refused():
+    from numpy.lib.stride_tricks import as_strided
+
+    f = _symbolic_shape()
+    big = as_strided(np.zeros(1, "float32"), shape=(65536, 65536), strides=(0, 0))
+    s = as_strided(np.zeros(1, "float32"), shape=(65536,), strides=(0,))
+    with pytest.raises(ValueError) as info:
+        f(t(big), t(s), t(big))
+    assert str(info.value) == (
+        "symbolic_shape: A.shape: expected at most 2147483647 elements (int32 indices), "
+        "got 65536 * 65536 = 4294967296"
+    )
+    # One past the limit on the last buffer: A and s pass, B is named.
+    a = as_strided(np.zeros(1, "float32"), shape=(2, 1073741824), strides=(0, 0))
+    s2 = as_strided(np.zeros(1, "float32"), shape=(2,), strides=(0,))
+    with pytest.raises(ValueError) as info:
+        f(t(a), t(s2), t(a))
+    assert str(info.value) == (
+        "symbolic_shape: A.shape: expected at most 2147483647 elements (int32 indices), "
+        "got 2 * 1073741824 = 2147483648"
+    )
+
+
+def test_legal_symbolic_shape_calls_still_work():
+    f = _symbolic_shape()
+    a = np.arange(15, dtype="float32").reshape(3, 5)
+    s = np.array([1, 2, 3], "float32")
+    b = np.zeros((3, 5), "float32")
+    f(t(a), t(s), t(b))
+    np.testing.assert_array_equal(b, a * s[:, None])
+    # Zero elements: any other extent is fine.
+    from numpy.lib.stride_tricks import as_strided
+
+    z = as_strided(np.zeros(1, "float32"), shape=(0, 2147483647), strides=(0, 0))
+    f(t(z), t(np.zeros(0, "float32")), t(z))

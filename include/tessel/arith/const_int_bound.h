@@ -21,6 +21,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 
 namespace tessel {
 namespace arith {
@@ -83,6 +84,17 @@ class ConstIntBoundAnalyzer {
   // Changes whenever a binding or a scope changes the bounds: a cache of answers derived from
   // them is valid while this stays the same.
   uint64_t generation() const;
+
+  // A second opinion for `+ - *` nodes whose exact interval, computed from their operands'
+  // bounds, leaves the dtype (so that the node might wrap): the refiner returns a sound interval
+  // of the node's value (an extension that knows relational facts, arith/product_bounds.h), or
+  // nothing. It is not asked inside a Let body, under assume_no_overflow, or while it is itself
+  // running (bounds it asks for are plain ones). Its answers are cached like every other bound:
+  // whoever changes what it knows must call Invalidate(). An empty function removes it.
+  using Refiner = std::function<std::optional<IntInterval>(const ir::PrimExprNode*)>;
+  void SetRefiner(Refiner refiner);
+  // Starts a new generation: every cached bound (and modular set) is recomputed.
+  void Invalidate();
 
   // Opaque state (defined in the .cc file).
   struct Impl;

@@ -13,7 +13,15 @@
 //   same SeqStmt;
 // - LetStmt: the variable equals its value;
 // - every shape entry of a buffer in the function's buffer_map, a DeclBuffer or a block's
-//   alloc_buffers is non-negative.
+//   alloc_buffers is non-negative;
+// - the body of a loop (or thread_extent attribute) with a symbolic extent: the extent is >= 1;
+// - what the host wrapper checked before the body runs (transform/host_facts.h): each parameter
+//   buffer's element count fits its index dtype, as a product bound over its size variables
+//   (arith/product_bounds.h), so that index arithmetic over symbolic shapes is known not to
+//   wrap; a device kernel gets the facts its host function passed on (attr "tessel.host_facts").
+//   Simplify(IRModule) gives these facts to every function that no other function of the module
+//   calls (T.call_global bypasses the wrapper); Simplify(PrimFunc) takes the function to be called
+//   through its wrapper.
 // A condition that reads memory (a BufferLoad, or a call that reads or writes state) is never used
 // as a fact, since a store inside the guarded statements may change its value (of an `and`, the
 // conjuncts that do not read memory still are); neither is a Let value that reads memory.
@@ -41,7 +49,8 @@ namespace tessel {
 namespace transform {
 
 ir::Stmt Simplify(const ir::Stmt& stmt, arith::Analyzer* analyzer);
-// With a fresh analyzer; the function's buffer shapes are non-negative facts.
+// With a fresh analyzer; the function's buffer shapes are non-negative facts, and so are the
+// host-checked facts (HostCheckedFacts): the function is taken to be called through its wrapper.
 ir::PrimFunc Simplify(const ir::PrimFunc& func);
 // Every function of the module.
 ir::IRModule Simplify(const ir::IRModule& mod);

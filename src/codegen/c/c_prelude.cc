@@ -295,6 +295,61 @@ TSL_HELPER int64_t tsl_numel(const DLTensor* t) {
   return n;
 }
 
+/* The element count of t, the exact product of its extents (each checked >= 0), must fit the
+   buffer's index dtype (at most max_elements) and its byte size int64_t. A tensor without
+   elements always fits. */
+TSL_HELPER int tsl_check_size(const char* f, const char* p, const DLTensor* t,
+                              int64_t max_elements, int64_t elem_bytes, const char* index_type) {
+  uint64_t n = 1;
+  int over = 0;
+  for (int d = 0; d < t->ndim; ++d) {
+    if (t->shape[d] < 0) {
+      return tsl_raise("ValueError", "%s: %s.shape[%d]: expected an extent >= 0, got %lld", f, p,
+                       d, (long long)t->shape[d]);
+    }
+  }
+  for (int d = 0; d < t->ndim; ++d) {
+    if (t->shape[d] == 0) return 0;
+  }
+  for (int d = 0; d < t->ndim && !over; ++d) {
+    uint64_t s = (uint64_t)t->shape[d];
+    if (n > UINT64_MAX / s) {
+      over = 1;
+    } else {
+      n *= s;
+    }
+  }
+  if (over || n > (uint64_t)max_elements) {
+    char dims[192];
+    size_t len = 0;
+    dims[0] = 0;
+    for (int d = 0; d < t->ndim && len + 48 < sizeof dims; ++d) {
+      len += (size_t)snprintf(dims + len, sizeof dims - len, "%s%lld", d ? " * " : "",
+                              (long long)t->shape[d]);
+    }
+    if (over) {
+      return tsl_raise("ValueError",
+                       "%s: %s.shape: expected at most %lld elements (%s indices), got %s "
+                       "(more than 2^64)",
+                       f, p, (long long)max_elements, index_type, dims);
+    }
+    if (t->ndim == 1) {
+      return tsl_raise("ValueError", "%s: %s.shape: expected at most %lld elements (%s indices), "
+                       "got %llu", f, p, (long long)max_elements, index_type,
+                       (unsigned long long)n);
+    }
+    return tsl_raise("ValueError",
+                     "%s: %s.shape: expected at most %lld elements (%s indices), got %s = %llu", f,
+                     p, (long long)max_elements, index_type, dims, (unsigned long long)n);
+  }
+  if (n > (uint64_t)INT64_MAX / (uint64_t)elem_bytes) {
+    return tsl_raise("ValueError",
+                     "%s: %s.shape: expected at most %lld bytes, got %llu elements of %lld bytes",
+                     f, p, (long long)INT64_MAX, (unsigned long long)n, (long long)elem_bytes);
+  }
+  return 0;
+}
+
 /* A dimension of extent 1 may have any stride: it is never stepped over; nor may any of a tensor
    without elements. */
 TSL_HELPER int tsl_check_compact(const char* f, const char* p, const DLTensor* t) {

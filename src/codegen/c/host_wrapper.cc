@@ -8,6 +8,7 @@
 // (sizes must be >= 0 and fit the variable's dtype); every later occurrence is checked.
 #include <tessel/ir/functor.h>
 #include <tessel/ir/printer.h>
+#include <tessel/transform/host_facts.h>
 #include <tvm/ffi/error.h>
 
 #include "codegen/c/codegen_c.h"
@@ -40,6 +41,8 @@ class WrapperWriter {
     Line("}");
   }
   void Tensor(int i, const Var& param, const Buffer& buf);
+  // The element count and byte size of the tensor t against transform::SizeLimitOf(buf).
+  void SizeCheck(const std::string& t, const std::string& p, const Buffer& buf);
   void Scalar(int i, const Var& param);
   // Binds `expr` (a size, stride or offset the buffer declares) to the int64 C value `value`, or
   // checks it. `guard`, when set, is a C condition under which the check applies.
@@ -210,6 +213,7 @@ void WrapperWriter::Tensor(int i, const Var& param, const Buffer& buf) {
     BindOrCheck(buf->shape[d], t + "->shape[" + std::to_string(d) + "]",
                 p + ".shape[" + std::to_string(d) + "]", /*nonneg=*/true);
   }
+  SizeCheck(t, p, buf);
   if (buf->strides.empty()) {
     Line("if (tsl_check_compact(" + CStringLiteral(f_) + ", " + CStringLiteral(p) + ", " + t +
          ") != 0) return -1;");
@@ -254,6 +258,26 @@ void WrapperWriter::Tensor(int i, const Var& param, const Buffer& buf) {
   std::string ptr = zero_offset ? "(" + st + "*)((char*)" + t + "->data + " + t + "->byte_offset)"
                                 : "(" + st + "*)" + t + "->data";
   Line(st + "* " + names_->Get(buf->data) + " = " + ptr + ";");
+}
+
+void WrapperWriter::SizeCheck(const std::string& t, const std::string& p, const Buffer& buf) {
+  transform::BufferSizeLimit lim = transform::SizeLimitOf(buf);
+  // A constant shape whose product fits needs no code.
+  bool constant = true;
+  __int128 count = 1;
+  for (const PrimExpr& e : buf->shape) {
+    auto c = AsConstInt(e);
+    if (!c || *c < 0) {
+      constant = false;
+      break;
+    }
+    count *= *c;
+    if (count > static_cast<__int128>(lim.max_elements)) break;
+  }
+  if (constant && count <= lim.max_elements && count <= lim.max_bytes / lim.elem_bytes) return;
+  Line("if (tsl_check_size(" + CStringLiteral(f_) + ", " + CStringLiteral(p) + ", " + t + ", " +
+       std::to_string(lim.max_elements) + "LL, " + std::to_string(lim.elem_bytes) + "LL, \"" +
+       lim.index_dtype.str() + "\") != 0) return -1;");
 }
 
 void WrapperWriter::Scalar(int i, const Var& param) {

@@ -250,6 +250,107 @@ class Module:
   ExpectCallError(nothing, "TypeError", "nothing: expected 0 arguments, got 1", 1);
 }
 
+// The element count must fit the buffer's index dtype and the byte size int64; zero-size
+// tensors pass. Views with stride 0 make huge shapes without memory.
+TEST(HostWrapperBinding, ElementCountAndByteSize) {
+  const char* text = R"(
+@I.ir_module
+class Module:
+    @T.prim_func
+    def copy2d(A: T.Buffer((n, m), "float32"), B: T.Buffer((n, m), "float32")):
+        A_1 = T.decl_buffer((n * m,), data=A.data)
+        B_1 = T.decl_buffer((n * m,), data=B.data)
+        for i in range(n):
+            for j in range(m):
+                B_1[i * m + j] = A_1[i * m + j]
+
+    @T.prim_func
+    def first64(A: T.Buffer((k,), "float32", index_dtype="int64"), B: T.Buffer((1,), "float32")):
+        B[0] = A[T.int64(0)]
+
+    @T.prim_func
+    def twice(A: T.Buffer((n,), "float32"), B: T.Buffer((n * 2,), "float32")):
+        B[0] = A[0]
+
+    @T.prim_func
+    def fixed(A: T.Buffer((4, 8), "float32")):
+        A_1 = T.decl_buffer((32,), data=A.data)
+        A_1[0] = T.float32(1)
+)";
+  auto built = testing::BuildText(text);
+  EXPECT_EQ(built.log, "");
+  Function copy2d = built.module->GetFunction("copy2d").value();
+  Function first64 = built.module->GetFunction("first64").value();
+  Function twice = built.module->GetFunction("twice").value();
+  float storage[8] = {5, 0, 0, 0, 0, 0, 0, 0};
+  float out[8] = {0};
+  int64_t zero_strides[2] = {0, 0};
+  auto view = [&](float* data, int32_t ndim, int64_t* shape, int64_t* strides) {
+    DLTensor t;
+    std::memset(&t, 0, sizeof(t));
+    t.data = data;
+    t.device = DLDevice{kDLCPU, 0};
+    t.ndim = ndim;
+    t.dtype = testing::F32();
+    t.shape = shape;
+    t.strides = strides;
+    return t;
+  };
+  // 65536 * 65536 = 2^32 elements: beyond int32 indices.
+  int64_t big[2] = {65536, 65536};
+  DLTensor a = view(storage, 2, big, zero_strides), b = view(out, 2, big, zero_strides);
+  ExpectCallError(copy2d, "ValueError",
+                  "copy2d: A.shape: expected at most 2147483647 elements (int32 indices), got "
+                  "65536 * 65536 = 4294967296",
+                  &a, &b);
+  // One element more than int32 allows, and exactly as many (refused later for its strides).
+  int64_t over[2] = {2, 1073741824}, exact[2] = {1, 2147483647};
+  a = view(storage, 2, over, zero_strides);
+  ExpectCallError(copy2d, "ValueError",
+                  "copy2d: A.shape: expected at most 2147483647 elements (int32 indices), got 2 * "
+                  "1073741824 = 2147483648",
+                  &a, &b);
+  a = view(storage, 2, exact, zero_strides);
+  ExpectCallError(copy2d, "ValueError", "copy2d: A.strides[1]: expected 1 (compact), got 0", &a,
+                  &b);
+  // Zero elements pass whatever the other extent, and a legal call works.
+  int64_t empty[2] = {0, 2147483647};
+  a = view(storage, 2, empty, nullptr);
+  b = view(out, 2, empty, nullptr);
+  copy2d(&a, &b);
+  int64_t small[2] = {2, 4};
+  a = view(storage, 2, small, nullptr);
+  b = view(out, 2, small, nullptr);
+  copy2d(&a, &b);
+  EXPECT_EQ(out[0], 5.0f);
+  // int64 indices: 2^61 floats are 2^63 bytes, one past INT64_MAX; 2^60 are fine.
+  int64_t huge = int64_t{1} << 61, fine = int64_t{1} << 60, one = 1;
+  int64_t stride0 = 0;
+  DLTensor h = view(storage, 1, &huge, &stride0), o = view(out, 1, &one, nullptr);
+  ExpectCallError(first64, "ValueError",
+                  "first64: A.shape: expected at most 9223372036854775807 bytes, got "
+                  "2305843009213693952 elements of 4 bytes",
+                  &h, &o);
+  h = view(storage, 1, &fine, &stride0);
+  ExpectCallError(first64, "ValueError", "first64: A.strides[0]: expected 1 (compact), got 0", &h,
+                  &o);
+  // n = 2^30 makes the int32 size n * 2 wrap to -2^31: it equals the extent given, which is
+  // then refused for being negative.
+  int64_t n30 = int64_t{1} << 30, wrapped = -(int64_t{1} << 31);
+  DLTensor x = view(storage, 1, &n30, &stride0), y = view(out, 1, &wrapped, nullptr);
+  x.strides = nullptr;
+  ExpectCallError(twice, "ValueError",
+                  "twice: B.shape[0]: expected an extent >= 0, got -2147483648", &x, &y);
+  // A constant shape that fits needs no runtime check at all.
+  std::string source = codegen::GenerateC(ir::ParseModule(text));
+  EXPECT_EQ(source.find("tsl_check_size(\"fixed\""), std::string::npos);
+  EXPECT_NE(source.find("tsl_check_size(\"copy2d\", \"A\", tsl_t0, 2147483647LL, 4LL, \"int32\")"),
+            std::string::npos);
+  EXPECT_NE(source.find("tsl_check_size(\"first64\", \"A\", tsl_t0, 9223372036854775807LL, 4LL, "
+                        "\"int64\")"),
+            std::string::npos);
+}
+
 TEST(HostWrapperBinding, PythonGlobalIsRegistered) {
   auto f = tvm::ffi::Function::GetGlobal("tessel.codegen.GenerateC");
   ASSERT_TRUE(f.has_value());

@@ -287,6 +287,116 @@ TEST(Simplify, StatementWithCallerAnalyzer) {
   EXPECT_TRUE(analyzer.facts().empty());
 }
 
+// The host wrapper checks that each buffer's element count fits its index dtype
+// (transform/host_facts.h): with that fact the flat index of an (n, m) buffer cannot wrap, so a
+// guard that TVM's loop transformations leave behind is provably true. Without it (a statement
+// simplified with a plain analyzer, or a function another function calls, which the wrapper does
+// not guard) the guard must stay: n = m = 65536 makes i * m + j wrap.
+constexpr char kFlatGuard[] = R"(
+@T.prim_func
+def f(A: T.Buffer((n, m), "float32"), B: T.Buffer((n, m), "float32")):
+    A_1 = T.decl_buffer((n * m,), data=A.data)
+    B_1 = T.decl_buffer((n * m,), data=B.data)
+    for i in range(n):
+        for j in range(m):
+            if i * m + j < n * m:
+                B_1[i * m + j] = A_1[i * m + j]
+)";
+
+bool HasIf(const Stmt& node) {
+  bool found = false;
+  PostOrderVisit(node, [&](const ObjectRef& n) { found = found || n.as<IfThenElseNode>(); });
+  return found;
+}
+
+TEST(Simplify, HostCheckedElementCountProvesFlatIndexGuard) {
+  ExpectSimplify(kFlatGuard, R"(
+@T.prim_func
+def f(A: T.Buffer((n, m), "float32"), B: T.Buffer((n, m), "float32")):
+    A_1 = T.decl_buffer((n * m,), data=A.data)
+    B_1 = T.decl_buffer((n * m,), data=B.data)
+    for i in range(n):
+        for j in range(m):
+            B_1[i * m + j] = A_1[i * m + j]
+)");
+}
+
+TEST(Simplify, WithoutHostCheckedFactsTheFlatIndexGuardStays) {
+  PrimFunc in = testing::ParseFunc(kFlatGuard);
+  // The statement alone, with an analyzer that knows only n, m >= 0.
+  arith::Analyzer analyzer;
+  Buffer a = in->buffer_map.Get(in->params[0]).value();
+  Var n = a->shape[0].as<Var>().value(), m = a->shape[1].as<Var>().value();
+  arith::ConstraintScope sizes(&analyzer, n >= 0 && m >= 0);
+  EXPECT_TRUE(HasIf(transform::Simplify(in->body, &analyzer)));
+  // Called through T.call_global by another function: no host facts for f.
+  IRModule mod = ParseModule(R"(
+@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((n, m), "float32"), B: T.Buffer((n, m), "float32")):
+        A_1 = T.decl_buffer((n * m,), data=A.data)
+        B_1 = T.decl_buffer((n * m,), data=B.data)
+        for i in range(n):
+            for j in range(m):
+                if i * m + j < n * m:
+                    B_1[i * m + j] = A_1[i * m + j]
+
+    @T.prim_func
+    def g(x: T.int32) -> T.int32:
+        T.ret(T.call_global("f", "int32", x))
+)");
+  IRModule out = transform::Simplify(mod);
+  EXPECT_TRUE(HasIf(out->functions.Get("f").value()->body));
+}
+
+TEST(Simplify, HostCheckedCountBoundsAConstantRowLength) {
+  // A of shape (n, 4) float32: n * 4 <= 2^31 - 1, so i * 4 + j fits and (i * 4 + j) // 4 is i.
+  ExpectSimplify(R"(
+@T.prim_func
+def g(A: T.Buffer((n, 4), "float32"), B: T.Buffer((n,), "float32")):
+    A_1 = T.decl_buffer((n * 4,), data=A.data)
+    for i in range(n):
+        for j in range(4):
+            B[(i * 4 + j) // 4] = B[(i * 4 + j) // 4] + A_1[i * 4 + j]
+)",
+                 R"(
+@T.prim_func
+def g(A: T.Buffer((n, 4), "float32"), B: T.Buffer((n,), "float32")):
+    A_1 = T.decl_buffer((n * 4,), data=A.data)
+    for i in range(n):
+        for j in range(4):
+            B[i] = B[i] + A_1[i * 4 + j]
+)");
+  // Without the count fact, i may reach 2^31 - 2 and i * 4 wraps: the division stays.
+  PrimFunc in = testing::ParseFunc(R"(
+@T.prim_func
+def g(A: T.Buffer((n, k), "float32"), B: T.Buffer((n,), "float32")):
+    A_1 = T.decl_buffer((n * k,), data=A.data)
+    for i in range(n):
+        for j in range(4):
+            B[(i * 4 + j) // 4] = B[(i * 4 + j) // 4] + A_1[i * 4 + j]
+)");
+  EXPECT_TRUE(transform::Simplify(in).same_as(in));
+}
+
+TEST(Simplify, LoopBodyKnowsTheExtentIsPositiveButCodeAfterItDoesNot) {
+  // Inside `for j in range(m)`, m >= 1; after the loop m may be 0.
+  ExpectSimplify(R"(
+@T.prim_func
+def f(A: T.Buffer((m,), "int32")):
+    for j in range(m):
+        if m > 0:
+            A[j] = 1
+)",
+                 R"(
+@T.prim_func
+def f(A: T.Buffer((m,), "int32")):
+    for j in range(m):
+        A[j] = 1
+)");
+}
+
 TEST(Simplify, RegisteredGlobal) {
   auto f = tvm::ffi::Function::GetGlobal("tessel.transform.Simplify");
   ASSERT_TRUE(f.has_value());

@@ -75,7 +75,7 @@ class Module:
 
     @T.prim_func
     def add_kernel(A: T.handle("float32", "global"), B: T.handle("float32", "global"), n: T.int32):
-        T.func_attr({"global_symbol": "add_kernel", "tessel.device_kernel": True, "tessel.dyn_shared_bytes": T.int32(0), "tessel.launch_dims": [(n + 127) // 128, T.int32(1), T.int32(1), T.int32(128), T.int32(1), T.int32(1)], "tessel.use_grid_sync": False, "tessel.use_pdl": False})
+        T.func_attr({"global_symbol": "add_kernel", "tessel.device_kernel": True, "tessel.dyn_shared_bytes": T.int32(0), "tessel.host_facts": [n >= 0], "tessel.launch_dims": [(n + 127) // 128, T.int32(1), T.int32(1), T.int32(128), T.int32(1), T.int32(1)], "tessel.use_grid_sync": False, "tessel.use_pdl": False})
         blockIdx_x = T.int32()
         threadIdx_x = T.int32()
         with T.attr(blockIdx_x, "thread_extent", (n + 127) // 128):
@@ -119,7 +119,7 @@ class Module:
 
     @T.prim_func
     def scale_kernel(A: T.handle("float32", "global"), alpha: T.float32, n: T.int32):
-        T.func_attr({"global_symbol": "scale_kernel", "tessel.device_kernel": True, "tessel.dyn_shared_bytes": T.int32(0), "tessel.launch_dims": [n // 64, T.int32(1), T.int32(1), T.int32(64), T.int32(1), T.int32(1)], "tessel.use_grid_sync": False, "tessel.use_pdl": False})
+        T.func_attr({"global_symbol": "scale_kernel", "tessel.device_kernel": True, "tessel.dyn_shared_bytes": T.int32(0), "tessel.host_facts": [n >= 0], "tessel.launch_dims": [n // 64, T.int32(1), T.int32(1), T.int32(64), T.int32(1), T.int32(1)], "tessel.use_grid_sync": False, "tessel.use_pdl": False})
         blockIdx_x = T.int32()
         threadIdx_x = T.int32()
         with T.attr(blockIdx_x, "thread_extent", n // 64):
@@ -129,7 +129,7 @@ class Module:
 
     @T.prim_func
     def scale_kernel_1(A: T.handle("float32", "global"), n: T.int32):
-        T.func_attr({"global_symbol": "scale_kernel_1", "tessel.device_kernel": True, "tessel.dyn_shared_bytes": T.int32(0), "tessel.launch_dims": [n // 64, T.int32(1), T.int32(1), T.int32(64), T.int32(1), T.int32(1)], "tessel.use_grid_sync": False, "tessel.use_pdl": False})
+        T.func_attr({"global_symbol": "scale_kernel_1", "tessel.device_kernel": True, "tessel.dyn_shared_bytes": T.int32(0), "tessel.host_facts": [n >= 0], "tessel.launch_dims": [n // 64, T.int32(1), T.int32(1), T.int32(64), T.int32(1), T.int32(1)], "tessel.use_grid_sync": False, "tessel.use_pdl": False})
         blockIdx_x = T.int32()
         threadIdx_x = T.int32()
         with T.attr(blockIdx_x, "thread_extent", n // 64):
