@@ -107,6 +107,11 @@ int ArithSession::Init(const std::string& cmd, const char* usage,
       options_done = true;
       continue;
     }
+    if (a == "--assume-no-overflow") {
+      // Set before anything is bound (Analyzer::SetAssumeNoOverflow requires it).
+      analyzer_->SetAssumeNoOverflow(true);
+      continue;
+    }
     std::string opt = a, value;
     bool has_value = false;
     if (size_t eq = a.find('='); eq != std::string::npos) {

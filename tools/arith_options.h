@@ -6,6 +6,7 @@
 //   --bind NAME=LO:HI    NAME ranges over [LO, HI)   (LO, HI: expressions)
 //   --bind NAME=VALUE    NAME equals VALUE
 //   --assume COND        COND holds (a constraint scope around the query)
+//   --assume-no-overflow the analyzer's no-overflow mode (Analyzer::SetAssumeNoOverflow)
 #ifndef TESSEL_TOOLS_ARITH_OPTIONS_H_
 #define TESSEL_TOOLS_ARITH_OPTIONS_H_
 
@@ -27,6 +28,8 @@ namespace tools {
   "  --bind NAME=LO:HI   NAME ranges over [LO, HI) (LO and HI are expressions)\n"                 \
   "  --bind NAME=VALUE   NAME equals VALUE\n"                                                     \
   "  --assume COND       COND holds (may repeat; all hold together)\n"                            \
+  "  --assume-no-overflow  signed 32/64-bit + - * / % do not overflow (TVM's semantics;\n"        \
+  "                      docs/arith.md); without it, integers wrap as the IR defines\n"           \
   "  --                  the remaining arguments are the expression, even if they start with -\n" \
   "The expression uses the text format's syntax (docs/text_format.md): + - * // % < <= == !=\n"   \
   "and or not ^ & | << >>, T.floordiv, T.floormod, T.truncdiv, T.truncmod, T.min, T.max,\n"       \

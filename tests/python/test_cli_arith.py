@@ -151,3 +151,20 @@ def test_declared_dtype_is_used(cli):
     # int8 wraps: 100 + 100 folds to -56.
     r = run(cli, "simplify", "x + x", "--var", "x:int8", "--bind", "x=100")
     assert r.returncode == 0 and r.stdout == "T.int8(-56)\n", r.stdout + r.stderr
+
+
+def test_assume_no_overflow_mode(cli):
+    # Default: int32 wraps, so x * 4 // 2 is not x * 2 and x + 1 > x fails at INT32_MAX.
+    r = run(cli, "simplify", "x * 4 // 2")
+    assert r.returncode == 0 and r.stdout == "x * 4 // 2\n", r.stderr
+    r = run(cli, "prove", "x + 1 > x")
+    assert "counterexample x = 2147483647" in r.stdout
+    r = run(cli, "simplify", "--assume-no-overflow", "x * 4 // 2")
+    assert r.returncode == 0 and r.stdout == "x * 2\n", r.stderr
+    r = run(cli, "prove", "--assume-no-overflow", "x + 1 > x")
+    assert r.returncode == 0 and r.stdout == "proved\n", r.stdout + r.stderr
+    # int8 still wraps in the mode.
+    r = run(cli, "prove", "--assume-no-overflow", "--var", "a:int8", "a + T.int8(1) > a")
+    assert r.stdout.startswith("not proved"), r.stdout
+    r = run(cli, "simplify", "--help")
+    assert "--assume-no-overflow" in r.stdout
