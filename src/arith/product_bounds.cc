@@ -2,6 +2,7 @@
 // product_bounds.h).
 #include <tessel/arith/product_bounds.h>
 #include <tessel/ir/functor.h>
+#include <tessel/ir/op.h>
 #include <tessel/ir/ops.h>
 
 #include <algorithm>
@@ -196,6 +197,19 @@ bool IsScalarInt(const PrimExpr& e) {
   return e.defined() && e.dtype().is_int_or_uint() && e.dtype().is_scalar();
 }
 
+// Whether e calls something that may change state or give another value each time: such a
+// subexpression cannot be one atom (two occurrences may differ).
+bool HasImpureCall(const PrimExpr& e) {
+  bool impure = false;
+  PostOrderVisit(e, [&](const ObjectRef& n) {
+    if (const auto* call = n.as<CallNode>()) {
+      const auto* op = call->op.as<OpNode>();
+      if (!op || op->effect > CallEffectKind::kReadState) impure = true;
+    }
+  });
+  return impure;
+}
+
 }  // namespace
 
 // ---- the extension's state --------------------------------------------------------------------
@@ -296,6 +310,7 @@ class Query {
 
   // e as one atom with an interval of its own.
   std::optional<Poly> Opaque(const PrimExpr& e) {
+    if (HasImpureCall(e)) return std::nullopt;
     if (!opaque_.count(e.get())) {
       IntInterval r = DTypeRange(e.dtype());
       auto operand = [&](const PrimExpr& x) -> IntInterval {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <tessel/arith/analyzer.h>
 #include <tessel/arith/product_bounds.h>
+#include <tessel/ir/builtin.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
 
@@ -91,6 +92,16 @@ TEST(ProductBounds, WithoutTheProductNothingIsClaimed) {
   EXPECT_FALSE(s.a.CanProve(s.i * s.m + s.j < s.n * s.m));
   auto* ext = static_cast<ProductBoundAnalyzer*>(s.a.FindExtension("product_bounds"));
   EXPECT_FALSE(ext->ExactBound(s.i * s.m + s.j).has_value());
+}
+
+TEST(ProductBounds, ImpureCallsAreNotOneAtom) {
+  // Two evaluations of one call_extern node may differ: s - s is not 0.
+  Nest s;
+  PrimExpr call =
+      Call(DataType::Int(32), builtin::call_extern(), {StringImm("next_value"), s.i * s.m + s.j});
+  auto* ext = static_cast<ProductBoundAnalyzer*>(s.a.FindExtension("product_bounds"));
+  EXPECT_FALSE(ext->ExactBound(Sub(call, call)).has_value());
+  EXPECT_EQ(s.a.ConstIntBound(Sub(call, call))->max_value, kInt32Max);
 }
 
 TEST(ProductBounds, ScopesAndClones) {
