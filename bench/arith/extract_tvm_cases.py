@@ -178,6 +178,16 @@ def canonical_cases(tests: Path) -> tuple[list[str], int]:
             self._bounds[var.name] = (var, info.min_value, info.max_value)
             return self._real.update(var, info, override)
 
+        def bind(self, var, value, allow_override=False):
+            rng = value if isinstance(value, tvm.ir.Range) else None
+            if rng is not None:
+                try:
+                    lo, ext = int(rng.min), int(rng.extent)
+                    self._bounds[var.name] = (var, lo, lo + ext - 1)
+                except (TypeError, ValueError):
+                    pass  # a symbolic range: not recorded (the case then lacks that fact)
+            return self._real.bind(var, value, allow_override)
+
         def __getattr__(self, name):
             return getattr(self._real, name)
 
