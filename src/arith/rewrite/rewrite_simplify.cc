@@ -14,6 +14,7 @@
 
 #include "arith/depth_guard.h"
 #include "arith/rewrite/compare_cast.h"
+#include "arith/rewrite/product_division.h"
 #include "arith/rewrite/rule_table.h"
 #include "arith/rewrite/vector_rewrite.h"
 
@@ -395,6 +396,7 @@ class Rewriter : public ExprMutator {
         if (next) break;
       }
       if (!next && IsCmp(k)) next = NormalizeOffsetCompare(n, analyzer_);
+      if (!next && IsDivision(k)) next = CancelCommonFactors(n, analyzer_);
       if (!next) return e;
       ++steps_;
       // The result's operands are rewritten holes or fresh nodes: visit them, then this node.

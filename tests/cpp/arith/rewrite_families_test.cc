@@ -138,6 +138,20 @@ TEST_F(RewriteFamiliesTest, DivisionAndRemainder) {
   Expect(no_overflow_.get(), "x * y // z", "x * y // z");
 }
 
+TEST_F(RewriteFamiliesTest, ProductsThatCancel) {
+  NoOverflowOnly("x * x * y * 2 // (x * x * x * 4)", "y // (x * 2)");
+  Expect(&wrap_, "x * 32 * x % x", "x * x * 32 % x");  // products reordered, nothing cancelled
+  Expect(no_overflow_.get(), "x * 32 * x % x", "0");
+  Expect(no_overflow_.get(), "T.truncmod(x * 32 * x, x * y)", "T.truncmod(x * 32, y) * x");
+  Expect(no_overflow_.get(), "x * (2 * y) * 3 // (3 * y)", "x * 2");
+  NoOverflowOnly("x * 6 % (y * 4)", "x * 3 % (y * 2) * 2");
+  // Bounded factors cancel under wrap-around too.
+  Both("i * j * 4 // (j * 2)", "i * 2");
+  Both("i * k % k", "0");
+  // Nothing shared: unchanged.
+  Both("i * j // (k * 3)", "i * j // (k * 3)");
+}
+
 TEST_F(RewriteFamiliesTest, VectorLanes) {
   // No lane of x * 8 + [0, 2, 4, 6] crosses a multiple of 64: x * 8 mod 64 is at most 56.
   NoOverflowOnly("T.Ramp(x * 8, 2, 4) // T.Broadcast(64, 4)", "T.Broadcast(x // 8, 4)");
