@@ -42,8 +42,12 @@ struct TransitiveComparisonAnalyzer::Graph {
     int u;
     int v;
     i128 w;
+    // The variable whose binding gave this edge (null for a constraint fact): see Active.
+    const VarNode* owner = nullptr;
   };
   std::vector<PrimExpr> terms{PrimExpr()};
+  // The variables each term mentions.
+  std::vector<std::vector<const VarNode*>> term_vars{{}};
   std::unordered_map<uint64_t, std::vector<int>> by_hash;
   std::vector<Edge> edges;
   // `val(u) - val(v) != w`: not paths, but they sharpen a bound that lands exactly on w.
@@ -52,6 +56,7 @@ struct TransitiveComparisonAnalyzer::Graph {
 
   void Clear() {
     terms.assign(1, PrimExpr());
+    term_vars.assign(1, {});
     by_hash.clear();
     edges.clear();
     ne_edges.clear();
@@ -71,6 +76,13 @@ struct TransitiveComparisonAnalyzer::Graph {
     if (i >= 0 || terms.size() >= kMaxTerms) return i;
     i = static_cast<int>(terms.size());
     terms.push_back(term);
+    std::vector<const VarNode*> vars;
+    PostOrderVisit(term, [&](const ObjectRef& n) {
+      if (const auto* v = n.as<VarNode>()) {
+        if (std::find(vars.begin(), vars.end(), v) == vars.end()) vars.push_back(v);
+      }
+    });
+    term_vars.push_back(std::move(vars));
     by_hash[tvm::ffi::StructuralHash::Hash(term)].push_back(i);
     return i;
   }
@@ -322,7 +334,7 @@ const TransitiveComparisonAnalyzer::Graph& TransitiveComparisonAnalyzer::GetGrap
   for (const Fact& f : facts()) {
     int u = g.Intern(f.lhs), v = g.Intern(f.rhs);
     if (u < 0 || v < 0) continue;  // past kMaxTerms: forgetting a fact is safe
-    (f.not_equal ? g.ne_edges : g.edges).push_back({u, v, f.offset});
+    (f.not_equal ? g.ne_edges : g.edges).push_back({u, v, f.offset, f.owner.get()});
   }
   g.valid = true;
   return g;
@@ -391,9 +403,44 @@ ProofResult TransitiveComparisonAnalyzer::DecideCompare(const PrimExpr& cond) {
   int n = static_cast<int>(g.terms.size());
   if (ia < 0) ia = n++;
   if (ib < 0) ib = n++;
+  // A binding's facts hold where its variable exists (inside its loop or let): `0 <= i < n`
+  // says nothing about n after a loop that may not have run. So they take part only when the
+  // query mentions the variable, or mentions (through facts already taking part) a variable
+  // whose binding refers to it.
+  std::vector<const VarNode*> active;
+  auto add_vars = [&active](const std::vector<const VarNode*>& vs) {
+    bool grew = false;
+    for (const VarNode* v : vs) {
+      if (std::find(active.begin(), active.end(), v) == active.end()) {
+        active.push_back(v);
+        grew = true;
+      }
+    }
+    return grew;
+  };
+  for (const PrimExpr& side : {a, b}) {
+    PostOrderVisit(side, [&](const ObjectRef& node) {
+      if (const auto* v = node.as<VarNode>()) add_vars({v});
+    });
+  }
+  auto is_active = [&active](const VarNode* owner) {
+    return !owner || std::find(active.begin(), active.end(), owner) != active.end();
+  };
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto* list : {&g.edges, &g.ne_edges}) {
+      for (const Graph::Edge& e : *list) {
+        if (!is_active(e.owner)) continue;
+        grew = add_vars(g.term_vars[e.u]) || grew;
+        grew = add_vars(g.term_vars[e.v]) || grew;
+      }
+    }
+  }
   std::vector<std::pair<std::pair<int, int>, i128>> edges;
   edges.reserve(g.edges.size() + 2 * n);
-  for (const Graph::Edge& e : g.edges) edges.push_back({{e.u, e.v}, e.w});
+  for (const Graph::Edge& e : g.edges) {
+    if (is_active(e.owner)) edges.push_back({{e.u, e.v}, e.w});
+  }
   for (int i = 1; i < n; ++i) {
     const PrimExpr& t = i < static_cast<int>(g.terms.size()) ? g.terms[i] : (i == ia ? ta : tb);
     IntInterval r = bounds.Eval(t);
@@ -409,6 +456,7 @@ ProofResult TransitiveComparisonAnalyzer::DecideCompare(const PrimExpr& cond) {
   i128 dab = from_a[ib], dba = from_b[ia];
   bool equal_excluded = false;
   for (const Graph::Edge& e : g.ne_edges) {
+    if (!is_active(e.owner)) continue;
     i128 w;  // val(ta) - val(tb) != w
     if (e.u == ia && e.v == ib) {
       w = e.w;

@@ -185,8 +185,21 @@ TEST(TransitiveComparison, RangeBindings) {
   a.Bind(i, Range(0, n));
   EXPECT_EQ(Ask(&a, i < n), kProved);
   EXPECT_EQ(Ask(&a, i >= n), kDisproved);
-  EXPECT_EQ(Ask(&a, n > 0), kProved);  // a non-empty loop: 0 <= i < n
+  // 0 <= i < n holds where i exists (inside its loop): it says nothing about n elsewhere (after a
+  // loop over range(n) that may not have run, n may be 0).
+  EXPECT_EQ(Ask(&a, n > 0), kUnknown);
+  EXPECT_FALSE(a.CanProve(n > 0));
+  EXPECT_EQ(Ask(&a, i + 1 <= n), kProved);
   EXPECT_TRUE(a.CanProve(i < n));
+  {
+    // A variable whose range refers to i brings i's facts along: j < i < n.
+    Analyzer b;
+    Var jj("jj");
+    b.Bind(i, Range(0, n));
+    b.Bind(jj, Range(0, i));
+    EXPECT_EQ(Ask(&b, jj < n), kProved);
+    EXPECT_EQ(Ask(&b, n > 1), kUnknown);
+  }
   // j = i + 1 (i + 1 cannot overflow: i <= INT32_MAX - 1 because i < n).
   a.Bind(j, i + 1);
   EXPECT_EQ(Ask(&a, j <= n), kProved);
