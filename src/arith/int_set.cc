@@ -181,13 +181,22 @@ class SetEvaluator : public ExprFunctor<IntSet(const PrimExpr&)> {
   }
 
   // build(x, y), or infinite when that end expression could itself overflow: an end is only
-  // trusted when its own evaluation is exact (the node's values may lie far inside it).
+  // trusted when its own evaluation is exact (the node's values may lie far inside it). Under
+  // assume_no_overflow an end of a NoOverflowDType is kept where its exact value may leave the
+  // dtype (the set's values fit by assumption), except that two constant ends fold modulo 2^bits
+  // in build: that end becomes the dtype's end nearest its exact value, which bounds the same
+  // values.
   template <typename F, typename G>
   OptExpr Exact(const OptExpr& x, const OptExpr& y, F build, G interval_op) {
     if (!x.has_value() || !y.has_value()) return std::nullopt;
     PrimExpr r = build(x.value(), y.value());
-    if (!FitsOrAssumed(interval_op(Bound(x.value()), Bound(y.value())), r.dtype(),
-                       analyzer_->assume_no_overflow())) {
+    IntInterval exact = interval_op(Bound(x.value()), Bound(y.value()));
+    if (FitsIn(exact, r.dtype())) return r;
+    if (!FitsOrAssumed(exact, r.dtype(), analyzer_->assume_no_overflow())) return std::nullopt;
+    if (r.as<IntImmNode>()) {
+      IntInterval full = DTypeRange(r.dtype());
+      if (exact.lo > full.hi) return MakeConst(r.dtype(), static_cast<int64_t>(full.hi));
+      if (exact.hi < full.lo) return MakeConst(r.dtype(), static_cast<int64_t>(full.lo));
       return std::nullopt;
     }
     return r;

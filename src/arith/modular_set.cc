@@ -278,7 +278,11 @@ class ModularEvaluator : public ExprFunctor<Mod(const PrimExpr&)> {
 
   bool CanWrap(const PrimExprNode* op) {
     DataType t = op->dtype.element_of();
-    if (state_->parent->assume_no_overflow() && NoOverflowDType(t)) return false;
+    // assume_no_overflow covers + - * and division; casts and shifts wrap in either mode.
+    bool arith = op->IsInstance<AddNode>() || op->IsInstance<SubNode>() ||
+                 op->IsInstance<MulNode>() || op->IsInstance<DivNode>() ||
+                 op->IsInstance<FloorDivNode>();
+    if (arith && state_->parent->assume_no_overflow() && NoOverflowDType(t)) return false;
     IntInterval r = state_->parent->const_int_bound_analyzer().Eval(op);
     IntInterval full = DTypeRange(t);
     return r.lo <= full.lo && r.hi >= full.hi;

@@ -166,15 +166,15 @@ class Canonicalizer : public ExprMutator {
     q.constant = Wrap(FloorDivI128(a.constant, *c), t.bits());
     i128 rc = FloorModI128(a.constant, *c);
     r.constant = Wrap(rc, t.bits());
-    // r // c is computed from r's wrapped value: r itself must be exact too, and its constant
+    // r // c is computed from r's wrapped value: r itself must fit too, and its constant
     // (in [0, c)) must be stored as itself, not as a representative 2^bits away.
-    if (r.constant != rc || !ctx_.Exact(r)) return Context::OfAtom(t, ctx_.SplitAtom(a, *c, 0));
+    if (r.constant != rc || !ctx_.Fits(r)) return Context::OfAtom(t, ctx_.SplitAtom(a, *c, 0));
     i128 d = ReduceByGcd(&r, *c);
     IntInterval rb = ctx_.Bound(r);
     if (rb.is_empty()) return a;  // unreachable under the facts: any value will do
     i128 lo_q = FloorDivI128(rb.lo, d), hi_q = FloorDivI128(rb.hi, d);
     if (lo_q == hi_q) {
-      q.constant = Wrap(static_cast<i128>(q.constant) + lo_q, t.bits());
+      q.constant = ctx_.Rep(static_cast<i128>(q.constant) + lo_q, t);
       return q;
     }
     if (std::optional<LowSplit> low = SplitLow(r, d)) {
@@ -212,9 +212,12 @@ class Canonicalizer : public ExprMutator {
     r.constant = Wrap(rc, t.bits());
     // Stored 2^bits away (a uint constant past the signed range), r's value is congruent to a
     // modulo c only when c is a power of two: then only the remainder below applies.
-    if (r.constant != rc || !ctx_.Exact(r)) {
-      // r's wrapped value is congruent to a modulo c exactly when c is a power of two.
-      return Context::OfAtom(t, ctx_.SplitAtom(pow2 ? r : a, 1, static_cast<int64_t>(*c)));
+    if (r.constant != rc || !ctx_.Fits(r)) {
+      // r's wrapped value is congruent to a modulo c exactly when c is a power of two. (A
+      // Mathematical r that does not fit would be an output operation that overflows: a's value
+      // fits by assumption.)
+      bool use_r = pow2 && !ctx_.Mathematical(t);
+      return Context::OfAtom(t, ctx_.SplitAtom(use_r ? r : a, 1, static_cast<int64_t>(*c)));
     }
     // r % c == g * ((r / g) % (c / g)).
     i128 d = ReduceByGcd(&r, *c);
@@ -225,7 +228,7 @@ class Canonicalizer : public ExprMutator {
     if (k == FloorDivI128(rb.hi, d)) {
       // Within one period: the remainder is r - k * d.
       Sum s = ctx_.Scale(r, g);
-      s.constant = Wrap(static_cast<i128>(s.constant) - g * k * d, t.bits());
+      s.constant = ctx_.Rep(static_cast<i128>(s.constant) - g * k * d, t);
       return s;
     }
     if (std::optional<LowSplit> low = SplitLow(r, d)) {
@@ -293,7 +296,7 @@ class Canonicalizer : public ExprMutator {
       out.high.constant = static_cast<int64_t>(FloorDivI128(r.constant, g));
       out.low.constant = static_cast<int64_t>(FloorModI128(r.constant, g));
       IntInterval lb = ctx_.Bound(out.low);
-      if (lb.lo < 0 || lb.hi >= g || !ctx_.Exact(out.high)) continue;
+      if (lb.lo < 0 || lb.hi >= g || !ctx_.Fits(out.high)) continue;
       return out;
     }
     return std::nullopt;
@@ -323,7 +326,9 @@ class Canonicalizer : public ExprMutator {
         const Atom& x = ctx_.atom(ti.atoms[0]);
         if (x.kind != Atom::Kind::kSplit) continue;
         if (x.upper != 0) {
-          i128 want = Wrap(static_cast<i128>(ti.coeff) * (x.upper / x.lower), bits);
+          // (Unreduced for a Mathematical dtype, whose coefficients are never reduced.)
+          i128 want = static_cast<i128>(ti.coeff) * (x.upper / x.lower);
+          if (!ctx_.Mathematical(s->dtype)) want = Wrap(want, bits);
           for (size_t j = 0; j < s->terms.size(); ++j) {
             const Term& tj = s->terms[j];
             if (j == i || tj.atoms.size() != 1 || tj.coeff != want) continue;
@@ -347,7 +352,7 @@ class Canonicalizer : public ExprMutator {
           Sum dividend = a;
           s->terms.erase(s->terms.begin() + i);
           ctx_.AddTo(s, dividend, k);
-          s->constant = Wrap(static_cast<i128>(s->constant) - k * rem, bits);
+          s->constant = ctx_.Rep(static_cast<i128>(s->constant) - k * rem, s->dtype);
           changed = true;
         }
       }
@@ -398,6 +403,8 @@ PrimExpr CanonicalSimplifier::Simplify(const PrimExpr& expr) {
   try {
     result = canonicalizer(expr);
   } catch (const canonical::TooManyTerms&) {
+    return expr;
+  } catch (const canonical::Unrepresentable&) {
     return expr;
   }
   // Rules may drop or merge atoms: an expression with side effects is left exactly as written.

@@ -126,7 +126,7 @@ Sum Context::OfAtom(DataType t, int atom, int64_t coeff) {
 }
 
 void Context::AddTerm(Sum* acc, Term term) {
-  term.coeff = Wrap(term.coeff, acc->dtype.bits());
+  term.coeff = Rep(term.coeff, acc->dtype);
   if (term.coeff == 0) return;
   auto& terms = acc->terms;
   // Binary search for the term's place; equal atoms merge.
@@ -135,7 +135,7 @@ void Context::AddTerm(Sum* acc, Term term) {
     size_t mid = (lo + hi) / 2;
     int c = CompareTerms(terms[mid], term);
     if (c == 0) {
-      int64_t merged = Wrap(static_cast<i128>(terms[mid].coeff) + term.coeff, acc->dtype.bits());
+      int64_t merged = Rep(static_cast<i128>(terms[mid].coeff) + term.coeff, acc->dtype);
       if (merged == 0) {
         terms.erase(terms.begin() + mid);
       } else {
@@ -154,14 +154,13 @@ void Context::AddTerm(Sum* acc, Term term) {
 }
 
 void Context::AddTo(Sum* acc, const Sum& other, i128 scale) {
-  int bits = acc->dtype.bits();
-  int64_t k = Wrap(scale, bits);
+  DataType dt = acc->dtype;
+  int64_t k = Rep(scale, dt);
   if (k == 0) return;
   for (const Term& t : other.terms) {
-    AddTerm(acc, Term{Wrap(static_cast<i128>(t.coeff) * k, bits), t.atoms});
+    AddTerm(acc, Term{Rep(static_cast<i128>(t.coeff) * k, dt), t.atoms});
   }
-  acc->constant =
-      Wrap(static_cast<i128>(acc->constant) + static_cast<i128>(other.constant) * k, bits);
+  acc->constant = Rep(static_cast<i128>(acc->constant) + static_cast<i128>(other.constant) * k, dt);
 }
 
 Sum Context::Scale(const Sum& s, i128 scale) {
@@ -177,24 +176,24 @@ std::optional<Sum> Context::Multiply(const Sum& a, const Sum& b) {
   // Distribute only over a monomial: (x + 1) * (y + 1) stays a product.
   auto monomial = [](const Sum& s) { return s.terms.size() == 1 && s.constant == 0; };
   if (!monomial(a) && !monomial(b)) return std::nullopt;
-  int bits = a.dtype.bits();
+  DataType dt = a.dtype;
   Sum r;
   r.dtype = a.dtype;
   for (const Term& ta : a.terms) {
     for (const Term& tb : b.terms) {
       Term t;
-      t.coeff = Wrap(static_cast<i128>(ta.coeff) * tb.coeff, bits);
+      t.coeff = Rep(static_cast<i128>(ta.coeff) * tb.coeff, dt);
       std::merge(ta.atoms.begin(), ta.atoms.end(), tb.atoms.begin(), tb.atoms.end(),
                  std::back_inserter(t.atoms),
                  [this](int x, int y) { return CompareAtoms(x, y) < 0; });
       AddTerm(&r, std::move(t));
     }
-    AddTerm(&r, Term{Wrap(static_cast<i128>(ta.coeff) * b.constant, bits), ta.atoms});
+    AddTerm(&r, Term{Rep(static_cast<i128>(ta.coeff) * b.constant, dt), ta.atoms});
   }
   for (const Term& tb : b.terms) {
-    AddTerm(&r, Term{Wrap(static_cast<i128>(tb.coeff) * a.constant, bits), tb.atoms});
+    AddTerm(&r, Term{Rep(static_cast<i128>(tb.coeff) * a.constant, dt), tb.atoms});
   }
-  r.constant = Wrap(static_cast<i128>(a.constant) * b.constant, bits);
+  r.constant = Rep(static_cast<i128>(a.constant) * b.constant, dt);
   return r;
 }
 

@@ -32,6 +32,9 @@ namespace canonical {
 // Thrown when a sum grows past CanonicalSimplifier::kMaxTerms, or a product past
 // AtomList::kMax atoms; the simplifier then gives up (returns its input).
 struct TooManyTerms {};
+// Thrown under Analyzer::assume_no_overflow when a coefficient or constant of a sum of a
+// NoOverflowDType leaves the dtype (see Context::Rep); the simplifier then gives up too.
+struct Unrepresentable {};
 
 // A term's atom ids, in ascending atom order (repeated ids are powers). Fixed storage keeps a
 // Term trivially copyable: sums are built and copied a few times per node.
@@ -113,7 +116,21 @@ class Context {
   const Atom& atom(int id) const { return atoms_[id]; }
   const Sum& dividend(int id) const { return dividends_[id]; }
 
-  // Sum builders.
+  // Whether sums of dtype t stand for their mathematical value whatever their bound: the analyzer
+  // assumes that t's arithmetic does not overflow.
+  bool Mathematical(DataType t) const {
+    return analyzer_->assume_no_overflow() && NoOverflowDType(t);
+  }
+  // v's representative in t, Wrap(v, t.bits()). For a Mathematical dtype a representative other
+  // than v itself would change the sum's mathematical value by a multiple of 2^bits (`x + 2^31`
+  // of int32 would read as `x - 2^31`), so a v outside t throws Unrepresentable instead.
+  int64_t Rep(i128 v, DataType t) const {
+    if (Mathematical(t) && !FitsIn(IntInterval{v, v}, t)) throw Unrepresentable{};
+    return Wrap(v, t.bits());
+  }
+
+  // Sum builders (Constant and OfAtom: value and coeff fit in t wherever a Mathematical sum is
+  // built).
   static Sum Constant(DataType t, i128 value);
   static Sum OfAtom(DataType t, int atom, int64_t coeff = 1);
   // acc + scale * other (scale is a ring element).
@@ -127,11 +144,17 @@ class Context {
   IntInterval AtomBound(int id);
   IntInterval TermBound(const Term& term);
   IntInterval Bound(const Sum& s);
-  // The sum's exact value fits in its dtype (so it is the expression's value), or the analyzer
-  // assumes no overflow for its dtype (the mathematical value is the value by assumption).
+  // For s the sum of an input expression (Canon's result) or a sum that Fits: the sum's exact
+  // value fits in its dtype (so it is the expression's value), or the analyzer assumes no
+  // overflow for its dtype (the mathematical value is the value by assumption: each input
+  // operation is exact, and Rep keeps every coefficient and constant unreduced).
   bool Exact(const Sum& s) {
     return FitsOrAssumed(Bound(s), s.dtype, analyzer_->assume_no_overflow());
   }
+  // The sum's exact value fits in its dtype. For a sum that a rule derives (the remainder part of
+  // a dividend, ...) this is what exactness means in either mode: the assumption covers the
+  // input's operations only, and such a sum is none of them.
+  bool Fits(const Sum& s) { return FitsIn(Bound(s), s.dtype); }
   // The interval of the actual value of an expression whose canonical form is s.
   IntInterval ActualBound(const Sum& s);
 

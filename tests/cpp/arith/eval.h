@@ -6,6 +6,15 @@
 // Values are the mathematical values of their dtype (uint64 in [0, 2^64)). Evaluation gives
 // nullopt where the IR leaves the result undefined: division by zero, a shift amount outside
 // [0, bits), or a node it does not know.
+//
+// Semantics::kAssumeNoOverflow evaluates as an Analyzer in assume_no_overflow mode reasons:
+// + - * / % floordiv floormod of signed 32/64-bit integers are the mathematical operations
+// (no wrap-around; values may leave the dtype), everything else (narrower or unsigned integers,
+// casts, shifts, bitwise operations) wraps as in the default semantics. A point at which such an
+// operation that is evaluated (both Select arms, only the chosen if_then_else arm, every Let
+// value) has an exact value outside its dtype lies outside the mode's domain: out_of_domain()
+// says so after the evaluation, and the analyzer's answers need not hold there. The value is
+// still computed (nullopt only where an intermediate leaves __int128).
 #ifndef TESSEL_TESTS_ARITH_EVAL_H_
 #define TESSEL_TESTS_ARITH_EVAL_H_
 
@@ -39,13 +48,64 @@ inline i128 FloorDivExact(i128 a, i128 b) {
   return q;
 }
 
+// The integer semantics an ExactEvaluator computes (see the top of the file).
+enum class Semantics { kWrap, kAssumeNoOverflow };
+
+// The dtypes whose arithmetic Semantics::kAssumeNoOverflow takes as mathematical: int32, int64.
+inline bool NoOverflowType(ir::DataType t) {
+  return t.is_int() && (t.bits() == 32 || t.bits() == 64);
+}
+
 class ExactEvaluator {
  public:
-  explicit ExactEvaluator(Env env) : env_(std::move(env)) {}
+  explicit ExactEvaluator(Env env, Semantics semantics = Semantics::kWrap)
+      : env_(std::move(env)), semantics_(semantics) {}
 
   std::optional<i128> operator()(const ir::PrimExpr& e) { return Eval(e); }
 
+  // Whether an evaluation so far met an operation that Semantics::kAssumeNoOverflow takes not to
+  // overflow with an exact value outside its dtype (always false under Semantics::kWrap).
+  bool out_of_domain() const { return out_of_domain_; }
+
  private:
+  // The value of an arithmetic operation (+ - * / % and floor variants) whose exact value is v
+  // (nullopt: v left __int128).
+  std::optional<i128> Arith(ir::DataType t, std::optional<i128> v) {
+    bool exact = semantics_ == Semantics::kAssumeNoOverflow && NoOverflowType(t);
+    if (!v) {
+      out_of_domain_ = out_of_domain_ || exact;
+      return std::nullopt;
+    }
+    if (exact) {
+      int bits = t.bits();
+      i128 lo = -(static_cast<i128>(1) << (bits - 1)),
+           hi = (static_cast<i128>(1) << (bits - 1)) - 1;
+      if (*v < lo || *v > hi) out_of_domain_ = true;
+      return v;
+    }
+    return WrapExact(t, *v);
+  }
+  static std::optional<i128> CheckedAdd(i128 a, i128 b) {
+    i128 r;
+    if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+    return r;
+  }
+  static std::optional<i128> CheckedSub(i128 a, i128 b) {
+    i128 r;
+    if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
+    return r;
+  }
+  // The product of operands of t: exact for the mathematical semantics, modulo 2^128 otherwise
+  // (WrapExact then keeps the low bits, which is all it needs).
+  std::optional<i128> Product(ir::DataType t, i128 a, i128 b) {
+    if (semantics_ == Semantics::kAssumeNoOverflow && NoOverflowType(t)) {
+      i128 r;
+      if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+      return r;
+    }
+    return static_cast<i128>(static_cast<unsigned __int128>(a) * static_cast<unsigned __int128>(b));
+  }
+
   std::optional<i128> Eval(const ir::PrimExpr& e) {
     using namespace ir;  // NOLINT(build/namespaces)
     DataType t = e.dtype();
@@ -90,17 +150,15 @@ class ExactEvaluator {
     (void)b;                             \
     expr_;                               \
   }
-    TESSEL_EVAL_BINARY(AddNode, return WrapExact(t, a + b))
-    TESSEL_EVAL_BINARY(SubNode, return WrapExact(t, a - b))
-    TESSEL_EVAL_BINARY(MulNode,
-                       return WrapExact(t, static_cast<i128>(static_cast<unsigned __int128>(a) *
-                                                             static_cast<unsigned __int128>(b))))
-    TESSEL_EVAL_BINARY(DivNode, if (b == 0) return std::nullopt; return WrapExact(t, a / b))
-    TESSEL_EVAL_BINARY(ModNode, if (b == 0) return std::nullopt; return WrapExact(t, a % b))
+    TESSEL_EVAL_BINARY(AddNode, return Arith(t, CheckedAdd(a, b)))
+    TESSEL_EVAL_BINARY(SubNode, return Arith(t, CheckedSub(a, b)))
+    TESSEL_EVAL_BINARY(MulNode, return Arith(t, Product(t, a, b)))
+    TESSEL_EVAL_BINARY(DivNode, if (b == 0) return std::nullopt; return Arith(t, a / b))
+    TESSEL_EVAL_BINARY(ModNode, if (b == 0) return std::nullopt; return Arith(t, a % b))
     TESSEL_EVAL_BINARY(FloorDivNode, if (b == 0) return std::nullopt;
-                       return WrapExact(t, FloorDivExact(a, b)))
+                       return Arith(t, FloorDivExact(a, b)))
     TESSEL_EVAL_BINARY(FloorModNode, if (b == 0) return std::nullopt;
-                       return WrapExact(t, a - FloorDivExact(a, b) * b))
+                       return Arith(t, a - FloorDivExact(a, b) * b))
     TESSEL_EVAL_BINARY(MinNode, return a < b ? a : b)
     TESSEL_EVAL_BINARY(MaxNode, return a > b ? a : b)
     TESSEL_EVAL_BINARY(EQNode, return a == b)
@@ -161,6 +219,8 @@ class ExactEvaluator {
   }
 
   Env env_;
+  Semantics semantics_;
+  bool out_of_domain_ = false;
 };
 
 }  // namespace testing
