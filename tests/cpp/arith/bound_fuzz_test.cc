@@ -3,12 +3,19 @@
 // ConstIntBound and the IntSet, match the ModularSet, equal the value of Simplify's result, and
 // every condition CanProve accepts must hold.
 //
-// TESSEL_FUZZ_ITERS sets the number of expressions (default 20000), TESSEL_FUZZ_SEED the seed.
+// It runs in both overflow modes of the analyzer. In assume_no_overflow mode the values are those
+// of the mode's semantics (int32/int64 arithmetic is exact, testing::Semantics), and a point at
+// which an int32/int64 operation of the expression or of a fact leaves its dtype is outside the
+// mode's domain and skipped; values are drawn smaller there so that most points are in it.
+//
+// TESSEL_FUZZ_ITERS sets the number of expressions (default 20000, half in each mode),
+// TESSEL_FUZZ_SEED the seed.
 #include <gtest/gtest.h>
 #include <tessel/arith/analyzer.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -24,14 +31,19 @@ namespace {
 
 using namespace ir;     // NOLINT(build/namespaces)
 using namespace arith;  // NOLINT(build/namespaces)
-using testing::EnvInt;
+using testing::EvalInput;
 using testing::ExactEvaluator;
 using testing::i128;
+using testing::ItersPerMode;
+using testing::NoOverflowType;
+using testing::Semantics;
 using testing::Str;
 
 class Generator {
  public:
-  explicit Generator(uint64_t seed) : rng_(seed) {
+  // small: the values for assume_no_overflow mode (int32/int64 constants near the dtype's ends
+  // are rarer, so that fewer operations leave the dtype).
+  Generator(uint64_t seed, bool small) : rng_(seed), small_(small) {
     for (DataType t : types_) {
       for (const char* n : {"x", "y"}) vars_.push_back(Var(std::string(n) + "_" + t.str(), t));
     }
@@ -50,11 +62,14 @@ class Generator {
 
   i128 Constant(DataType t) {
     IntInterval r = DTypeRange(t);
-    switch (Pick(6)) {
+    int64_t kind = Pick(6);
+    if (small_ && NoOverflowType(t) && kind < 4 && Pick(2)) kind = 0;
+    switch (kind) {
       case 0:
         return std::max<i128>(r.lo, std::min<i128>(r.hi, Pick(17) - 8));
       case 1:
-        return std::min<i128>(r.hi, static_cast<i128>(1) << Pick(t.bits()));
+        return std::min<i128>(r.hi, static_cast<i128>(1) << Pick(
+                                        small_ && NoOverflowType(t) ? t.bits() / 2 : t.bits()));
       case 2:
         return r.lo + Pick(3);
       case 3:
@@ -154,25 +169,37 @@ class Generator {
 
  private:
   std::mt19937_64 rng_;
+  bool small_;
   std::vector<DataType> types_{DataType::Int(8), DataType::Int(32), DataType::Int(64),
                                DataType::UInt(8), DataType::UInt(32)};
   std::vector<Var> vars_;
 };
 
+// A variable's declared values [lo, hi] (what the analyzer is told) and the span [sample_lo,
+// sample_hi] inside it that points are mostly drawn from (the declared ends the rest of the time).
 struct VarRange {
-  i128 lo, hi;
+  i128 lo, hi, sample_lo, sample_hi;
 };
 
 constexpr int64_t kZ3Every = 20;
 
-TEST(BoundFuzz, Soundness) {
-  const int64_t iters = EnvInt("TESSEL_FUZZ_ITERS", 20000);
-  const uint64_t seed = static_cast<uint64_t>(EnvInt("TESSEL_FUZZ_SEED", 20240601));
-  Generator gen(seed);
+// The span that values of t are drawn from: the whole dtype, or for int32/int64 in
+// assume_no_overflow mode [-2^(bits/2 - 1), 2^(bits/2 - 1)], so that a product of two fits.
+IntInterval Span(DataType t, bool small) {
+  if (!small || !NoOverflowType(t)) return DTypeRange(t);
+  i128 h = static_cast<i128>(1) << (t.bits() / 2 - 1);
+  return {-h, h};
+}
+
+void RunFuzz(bool assume_no_overflow, uint64_t seed, int64_t iters) {
+  const Semantics sem = testing::SemanticsOf(assume_no_overflow);
+  Generator gen(seed, assume_no_overflow);
   int failures = 0;
-  int64_t checked_points = 0, proofs = 0;
-  for (int64_t iter = 0; iter < iters && failures < 10; ++iter) {
+  int64_t checked_points = 0, skipped_points = 0, proofs = 0, skipped_conds = 0;
+  int64_t iter = 0;
+  for (; iter < iters && failures < 10; ++iter) {
     Analyzer analyzer;
+    analyzer.SetAssumeNoOverflow(assume_no_overflow);
     // Z3 is in the loop for one expression in kZ3Every; the rest check the cheap methods alone,
     // which keeps the default run fast (a failed proof costs milliseconds in Z3).
     if (iter % kZ3Every != 0) analyzer.RemoveExtension("z3");
@@ -183,6 +210,7 @@ TEST(BoundFuzz, Soundness) {
     for (const Var& v : gen.vars()) {
       DataType t = v.dtype();
       IntInterval full = DTypeRange(t);
+      IntInterval span = Span(t, assume_no_overflow);
       i128 lo = full.lo, hi = full.hi;
       switch (gen.Pick(5)) {
         case 0:
@@ -200,13 +228,15 @@ TEST(BoundFuzz, Soundness) {
           hi = lo + gen.Pick(30);
           break;
         default: {
-          i128 a = gen.Uniform(full.lo, full.hi), b = gen.Uniform(full.lo, full.hi);
+          i128 a = gen.Uniform(span.lo, span.hi), b = gen.Uniform(span.lo, span.hi);
           lo = std::min(a, b);
           hi = std::max(a, b);
         }
       }
-      ranges[v.get()] = {lo, hi};
-      if (lo == full.lo && hi == full.hi) continue;
+      // An unbound variable's points are drawn from the span (and its ends are the dtype's).
+      bool unbound = lo == full.lo && hi == full.hi;
+      ranges[v.get()] = {lo, hi, unbound ? span.lo : lo, unbound ? span.hi : hi};
+      if (unbound) continue;
       i128 extent = hi - lo + 1;
       if (gen.Pick(2) && FitsInDType(t, extent)) {
         Range r(gen.Const(t, lo), gen.Const(t, extent));
@@ -244,7 +274,8 @@ TEST(BoundFuzz, Soundness) {
 
     auto report = [&](const std::string& what, const testing::Env& env) {
       std::ostringstream os;
-      os << what << "\n  expr: " << AsText(expr) << " (" << t << ")\n  point:";
+      os << what << "\n  mode: " << (assume_no_overflow ? "assume_no_overflow" : "default")
+         << "\n  expr: " << AsText(expr) << " (" << t << ")\n  point:";
       for (const Var& v : gen.vars()) os << " " << v->name_hint << "=" << Str(env.at(v.get()));
       os << "\n  facts:";
       for (const PrimExpr& f : facts) os << " [" << AsText(f) << "]";
@@ -257,17 +288,22 @@ TEST(BoundFuzz, Soundness) {
       testing::Env env;
       for (const Var& v : gen.vars()) {
         VarRange r = ranges[v.get()];
-        i128 x = gen.Pick(4) == 0 ? (gen.Pick(2) ? r.lo : r.hi) : gen.Uniform(r.lo, r.hi);
+        i128 x =
+            gen.Pick(4) == 0 ? (gen.Pick(2) ? r.lo : r.hi) : gen.Uniform(r.sample_lo, r.sample_hi);
         env[v.get()] = x;
       }
-      bool ok = true;
+      bool ok = true, outside = false;
       for (const PrimExpr& f : facts) {
-        auto fv = ExactEvaluator(env)(f);
+        auto fv = EvalInput(f, env, sem, &outside);
         ok = ok && fv && *fv;
       }
-      if (!ok) continue;
-      auto value = ExactEvaluator(env)(expr);
-      if (!value) continue;
+      if (!ok && !outside) continue;
+      auto value = EvalInput(expr, env, sem, &outside);
+      if (outside) {
+        ++skipped_points;
+        continue;
+      }
+      if (!ok || !value) continue;
       ++checked_points;
       i128 v = *value;
       if (v < bound.lo || v > bound.hi) {
@@ -283,35 +319,58 @@ TEST(BoundFuzz, Soundness) {
                    std::to_string(ms->base) + ")",
                env);
       }
-      auto sv = ExactEvaluator(env)(simplified);
+      auto sv = ExactEvaluator(env, sem)(simplified);
       if (!sv || *sv != v) {
         report("Simplify changed the value: " + AsText(simplified) + " gives " +
                    (sv ? Str(*sv) : std::string("undefined")) + ", expected " + Str(v),
                env);
       }
       if (set->min_value.has_value()) {
-        auto m = ExactEvaluator(env)(set->min_value.value());
+        auto m = ExactEvaluator(env, sem)(set->min_value.value());
         if (m && v < *m) {
           report("value below IntSet min " + AsText(set->min_value.value()) + " = " + Str(*m), env);
         }
       }
       if (set->max_value.has_value()) {
-        auto m = ExactEvaluator(env)(set->max_value.value());
+        auto m = ExactEvaluator(env, sem)(set->max_value.value());
         if (m && v > *m) {
           report("value above IntSet max " + AsText(set->max_value.value()) + " = " + Str(*m), env);
         }
       }
       for (const PrimExpr& cond : proved) {
-        auto cv = ExactEvaluator(env)(cond);
-        if (cv && !*cv) report("CanProve accepted a false fact: " + AsText(cond), env);
+        bool cond_outside = false;
+        auto cv = EvalInput(cond, env, sem, &cond_outside);
+        if (cond_outside) ++skipped_conds;
+        if (cv && !*cv) {
+          report("CanProve accepted a false fact: " + AsText(cond) +
+                     testing::SimplifiedOverflowNote(&analyzer, cond, env),
+                 env);
+        }
       }
     }
     while (!scopes.empty()) scopes.pop_back();
   }
+  std::printf(
+      "[ fuzz     ] %s mode: %lld expressions, %lld points checked, %lld skipped "
+      "(outside the mode's domain), %lld proofs, %lld proved conditions skipped\n",
+      assume_no_overflow ? "assume_no_overflow" : "default", static_cast<long long>(iter),
+      static_cast<long long>(checked_points), static_cast<long long>(skipped_points),
+      static_cast<long long>(proofs), static_cast<long long>(skipped_conds));
   EXPECT_EQ(failures, 0);
-  // The run must have exercised something.
+  // The run must have exercised something, mostly inside the mode's domain.
   EXPECT_GT(checked_points, iters);
+  EXPECT_LT(skipped_points, checked_points / 4);
   EXPECT_GT(proofs, 0);
+}
+
+TEST(BoundFuzz, Soundness) {
+  RunFuzz(false, static_cast<uint64_t>(testing::EnvInt("TESSEL_FUZZ_SEED", 20240601)),
+          ItersPerMode(20000, false));
+}
+
+TEST(BoundFuzz, SoundnessAssumeNoOverflow) {
+  RunFuzz(true, static_cast<uint64_t>(testing::EnvInt("TESSEL_FUZZ_SEED", 20240601)) + 1,
+          ItersPerMode(20000, true));
 }
 
 }  // namespace

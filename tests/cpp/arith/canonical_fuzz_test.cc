@@ -4,13 +4,20 @@
 // the bindings, CanonicalSimplify(e) (and a second application) must give e's exact value, and
 // a second application that changes nothing must return the first's result itself.
 //
-// TESSEL_FUZZ_ITERS sets the number of expressions (default 20000), TESSEL_FUZZ_SEED the seed.
+// It runs in both overflow modes of the analyzer. In assume_no_overflow mode the values are those
+// of the mode's semantics (int32/int64 arithmetic is exact, testing::Semantics), and a point at
+// which an int32/int64 operation of the expression leaves its dtype is outside the mode's domain
+// and skipped; values are drawn smaller there so that most points are in it.
+//
+// TESSEL_FUZZ_ITERS sets the number of expressions (default 20000, half in each mode),
+// TESSEL_FUZZ_SEED the seed.
 #include <gtest/gtest.h>
 #include <tessel/arith/analyzer.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
 #include <tvm/ffi/extra/structural_equal.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -27,14 +34,19 @@ namespace {
 
 using namespace ir;     // NOLINT(build/namespaces)
 using namespace arith;  // NOLINT(build/namespaces)
-using testing::EnvInt;
+using testing::EvalInput;
 using testing::ExactEvaluator;
 using testing::i128;
+using testing::ItersPerMode;
+using testing::NoOverflowType;
+using testing::Semantics;
 using testing::Str;
 
 class TilingGenerator {
  public:
-  explicit TilingGenerator(uint64_t seed) : rng_(seed) {
+  // small: the values for assume_no_overflow mode (int32/int64 factors of the dtype's size are
+  // rarer, so that fewer operations leave the dtype).
+  TilingGenerator(uint64_t seed, bool small) : rng_(seed), small_(small) {
     for (DataType t : types_) {
       for (const char* n : {"i", "j", "k"}) vars_.push_back(Var(std::string(n) + "_" + t.str(), t));
     }
@@ -66,7 +78,7 @@ class TilingGenerator {
         f = 1 + Pick(12);
         break;
       case 5:
-        f = static_cast<i128>(1) << Pick(t.bits());
+        f = static_cast<i128>(1) << Pick(small_ && NoOverflowType(t) ? t.bits() / 2 : t.bits());
         break;
       case 6:
         f = -(1 + Pick(8));
@@ -136,25 +148,37 @@ class TilingGenerator {
 
  private:
   std::mt19937_64 rng_;
+  bool small_;
   std::vector<DataType> types_{DataType::Int(8), DataType::Int(32), DataType::Int(64),
                                DataType::UInt(8), DataType::UInt(32)};
   std::vector<Var> vars_;
 };
 
+// A variable's declared values [lo, hi] (what the analyzer is told) and the span [sample_lo,
+// sample_hi] inside it that points are mostly drawn from (the declared ends the rest of the time).
 struct VarRange {
-  i128 lo, hi;
+  i128 lo, hi, sample_lo, sample_hi;
 };
 
 constexpr int64_t kZ3Every = 20;
 
-TEST(CanonicalFuzz, Soundness) {
-  const int64_t iters = EnvInt("TESSEL_FUZZ_ITERS", 20000);
-  const uint64_t seed = static_cast<uint64_t>(EnvInt("TESSEL_FUZZ_SEED", 20240602));
-  TilingGenerator gen(seed);
+// The span that values of t are drawn from: the whole dtype, or for int32/int64 in
+// assume_no_overflow mode [-2^(bits/2 - 1), 2^(bits/2 - 1)], so that a product of two fits.
+IntInterval Span(DataType t, bool small) {
+  if (!small || !NoOverflowType(t)) return DTypeRange(t);
+  i128 h = static_cast<i128>(1) << (t.bits() / 2 - 1);
+  return {-h, h};
+}
+
+void RunFuzz(bool assume_no_overflow, uint64_t seed, int64_t iters) {
+  const Semantics sem = testing::SemanticsOf(assume_no_overflow);
+  TilingGenerator gen(seed, assume_no_overflow);
   int failures = 0;
-  int64_t checked_points = 0, changed = 0;
-  for (int64_t iter = 0; iter < iters && failures < 10; ++iter) {
+  int64_t checked_points = 0, skipped_points = 0, changed = 0;
+  int64_t iter = 0;
+  for (; iter < iters && failures < 10; ++iter) {
     Analyzer analyzer;
+    analyzer.SetAssumeNoOverflow(assume_no_overflow);
     // Z3 is in the loop for one expression in kZ3Every; the rest check the cheap methods alone,
     // which keeps the default run fast (a failed proof costs milliseconds in Z3).
     if (iter % kZ3Every != 0) analyzer.RemoveExtension("z3");
@@ -164,6 +188,7 @@ TEST(CanonicalFuzz, Soundness) {
     for (const Var& v : gen.vars()) {
       DataType t = v.dtype();
       IntInterval full = DTypeRange(t);
+      IntInterval span = Span(t, assume_no_overflow);
       i128 lo = full.lo, hi = full.hi;
       switch (gen.Pick(6)) {
         case 0:
@@ -186,13 +211,15 @@ TEST(CanonicalFuzz, Soundness) {
           hi = lo + gen.Pick(30);
           break;
         default: {
-          i128 a = gen.Uniform(full.lo, full.hi), b = gen.Uniform(full.lo, full.hi);
+          i128 a = gen.Uniform(span.lo, span.hi), b = gen.Uniform(span.lo, span.hi);
           lo = std::min(a, b);
           hi = std::max(a, b);
         }
       }
-      ranges[v.get()] = {lo, hi};
-      if (lo == full.lo && hi == full.hi) continue;
+      // An unbound variable's points are drawn from the span (and its ends are the dtype's).
+      bool unbound = lo == full.lo && hi == full.hi;
+      ranges[v.get()] = {lo, hi, unbound ? span.lo : lo, unbound ? span.hi : hi};
+      if (unbound) continue;
       i128 extent = hi - lo + 1;
       if (gen.Pick(3) && FitsInDType(t, extent)) {
         analyzer.Bind(v, Range(gen.Const(t, lo), gen.Const(t, extent)));
@@ -226,18 +253,22 @@ TEST(CanonicalFuzz, Soundness) {
       testing::Env env;
       for (const Var& v : gen.vars()) {
         VarRange r = ranges[v.get()];
-        i128 x = gen.Pick(4) == 0 ? (gen.Pick(2) ? r.lo : r.hi) : gen.Uniform(r.lo, r.hi);
+        i128 x =
+            gen.Pick(4) == 0 ? (gen.Pick(2) ? r.lo : r.hi) : gen.Uniform(r.sample_lo, r.sample_hi);
         env[v.get()] = x;
       }
-      auto value = ExactEvaluator(env)(expr);
+      bool outside = false;
+      auto value = EvalInput(expr, env, sem, &outside);
+      if (outside) ++skipped_points;
       if (!value) continue;
       ++checked_points;
       for (const PrimExpr& result : {simplified, again}) {
-        auto sv = ExactEvaluator(env)(result);
+        auto sv = ExactEvaluator(env, sem)(result);
         if (sv && *sv == *value) continue;
         std::ostringstream os;
-        os << "CanonicalSimplify changed the value (" << t << ")\n  expr:   " << AsText(expr)
-           << "\n  result: " << AsText(result) << " = "
+        os << "CanonicalSimplify changed the value (" << t << ", "
+           << (assume_no_overflow ? "assume_no_overflow" : "default")
+           << " mode)\n  expr:   " << AsText(expr) << "\n  result: " << AsText(result) << " = "
            << (sv ? Str(*sv) : std::string("undefined")) << ", expected " << Str(*value)
            << "\n  point:";
         for (const Var& v : gen.vars()) os << " " << v->name_hint << "=" << Str(env.at(v.get()));
@@ -253,10 +284,28 @@ TEST(CanonicalFuzz, Soundness) {
     }
     while (!scopes.empty()) scopes.pop_back();
   }
+  std::printf(
+      "[ fuzz     ] %s mode: %lld expressions, %lld points checked, %lld skipped "
+      "(outside the mode's domain), %lld changed\n",
+      assume_no_overflow ? "assume_no_overflow" : "default", static_cast<long long>(iter),
+      static_cast<long long>(checked_points), static_cast<long long>(skipped_points),
+      static_cast<long long>(changed));
   EXPECT_EQ(failures, 0);
   EXPECT_GT(checked_points, iters);
+  // Most points lie inside the mode's domain.
+  EXPECT_LT(skipped_points, checked_points / 4);
   // The generator must actually give the simplifier work.
   EXPECT_GT(changed, iters / 4);
+}
+
+TEST(CanonicalFuzz, Soundness) {
+  RunFuzz(false, static_cast<uint64_t>(testing::EnvInt("TESSEL_FUZZ_SEED", 20240602)),
+          ItersPerMode(20000, false));
+}
+
+TEST(CanonicalFuzz, SoundnessAssumeNoOverflow) {
+  RunFuzz(true, static_cast<uint64_t>(testing::EnvInt("TESSEL_FUZZ_SEED", 20240602)) + 1,
+          ItersPerMode(20000, true));
 }
 
 }  // namespace
