@@ -220,7 +220,7 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
   IntInterval VisitExpr_(const RampNode* op) final {
     IntInterval base = VisitExpr(op->base), stride = VisitExpr(op->stride);
     IntInterval offsets = MulInterval(stride, IntInterval{0, op->lanes - 1});
-    return FitOrClamp(AddInterval(base, offsets), op->dtype.element_of(),
+    return FitOrExact(AddInterval(base, offsets), op->dtype.element_of(),
                       state_->assume_no_overflow);
   }
 
@@ -278,11 +278,11 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
       state_->refining = false;
       if (r && FitsIn(*r, t)) return *r;
     }
-    return FitOrClamp(exact, t, state_->assume_no_overflow);
+    return FitOrExact(exact, t, state_->assume_no_overflow);
   }
   IntInterval Arith(const PrimExprNode* op, const std::optional<IntInterval>& exact) {
     if (!exact) return DTypeRange(op->dtype.element_of());
-    return FitOrClamp(*exact, op->dtype.element_of(), state_->assume_no_overflow);
+    return FitOrExact(*exact, op->dtype.element_of(), state_->assume_no_overflow);
   }
 
   IntInterval Choose(const PrimExpr& cond, const PrimExpr& t, const PrimExpr& f) {

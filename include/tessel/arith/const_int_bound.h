@@ -4,9 +4,9 @@
 // Soundness contract (checked by tests/cpp/arith/bound_fuzz_test.cc): integer +, -, *, shifts and
 // narrowing casts wrap modulo 2^bits (ir/expr.h), so where the exact result of an operation may
 // leave its dtype's range, the bound is the dtype's whole range; by default the bound never
-// assumes the absence of overflow. Under Analyzer::SetAssumeNoOverflow(true) the exact result
-// of + - * / % of a signed 32/64-bit integer is clamped to the dtype's range instead (it is
-// assumed to fit). Division and remainder by a divisor range that contains 0 are bounded over
+// assumes the absence of overflow. Under Analyzer::SetAssumeNoOverflow(true) + - * / % of a
+// signed 32/64-bit integer are mathematical: the bound is the exact interval, which may leave
+// the dtype's range (the sentinels stand for anything beyond int64). Division and remainder by a divisor range that contains 0 are bounded over
 // the non-zero divisors (a division by zero has no defined result to bound). A bound min > max
 // means the facts contradict each other: the expression is unreachable.
 //
@@ -103,8 +103,8 @@ class ConstIntBoundAnalyzer {
   friend class Analyzer;
   explicit ConstIntBoundAnalyzer(Analyzer* parent);
   ~ConstIntBoundAnalyzer();
-  // Analyzer::SetAssumeNoOverflow: bounds of signed 32/64-bit + - * * / are clamped to the
-  // dtype instead of becoming its whole range; starts a new generation.
+  // Analyzer::SetAssumeNoOverflow: bounds of signed 32/64-bit + - * / % are their exact
+  // (mathematical) intervals instead of the dtype's whole range; starts a new generation.
   void SetAssumeNoOverflow(bool on);
   void CopyStateFrom(const ConstIntBoundAnalyzer& other);
   std::unique_ptr<Impl> impl_;

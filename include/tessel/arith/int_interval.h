@@ -62,15 +62,15 @@ inline bool NoOverflowDType(ir::DataType t) { return t.is_int() && t.bits() >= 3
 inline bool FitsOrAssumed(const IntInterval& x, ir::DataType t, bool assume_no_overflow) {
   return FitsIn(x, t) || (assume_no_overflow && NoOverflowDType(t));
 }
-// The result of an operation whose exact value is x: x when it fits in t; t's whole range when it
-// may wrap; under assume_no_overflow for a NoOverflowDType, x clamped to t's range (the value is
-// the exact one and fits by assumption; an x wholly outside the range gives the whole range).
-inline IntInterval FitOrClamp(const IntInterval& x, ir::DataType t, bool assume_no_overflow) {
+// The interval of an operation's result whose exact value lies in x: x when it fits in t; under
+// assume_no_overflow, for a NoOverflowDType, x itself (the value is the mathematical one, which
+// may lie outside t's range: a bound must hold for operations a simplification creates too, not
+// only for the input's, whose values the mode takes to fit), saturated at +-kIntervalInf so that
+// long chains of them stay finite; otherwise t's whole range (the value wraps).
+inline IntInterval FitOrExact(const IntInterval& x, ir::DataType t, bool assume_no_overflow) {
   if (FitsIn(x, t)) return x;
   if (assume_no_overflow && NoOverflowDType(t)) {
-    IntInterval r = DTypeRange(t);
-    IntInterval c{x.lo > r.lo ? x.lo : r.lo, x.hi < r.hi ? x.hi : r.hi};
-    if (!c.is_empty()) return c;
+    return {x.lo < -kIntervalInf ? -kIntervalInf : x.lo, x.hi > kIntervalInf ? kIntervalInf : x.hi};
   }
   return DTypeRange(t);
 }

@@ -250,7 +250,7 @@ IntInterval Context::ActualBound(const Sum& s) {
   IntInterval b = Bound(s);
   if (FitsIn(b, s.dtype)) return b;
   if (analyzer_->assume_no_overflow() && NoOverflowDType(s.dtype)) {
-    return FitOrClamp(b, s.dtype, true);
+    return FitOrExact(b, s.dtype, true);
   }
   if (s.is_const()) {
     i128 v = s.dtype.is_uint() ? static_cast<i128>(s.constant) +

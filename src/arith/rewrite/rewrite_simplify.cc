@@ -648,7 +648,7 @@ class Rewriter : public ExprMutator {
       if (MayOverflow(k) && !FitsIn(*r, t)) {
         bool assumed = analyzer_->assume_no_overflow() && NoOverflowDType(t.element_of());
         if (!wrap && !assumed) return false;
-        *r = FitOrClamp(*r, t.element_of(), assumed);
+        *r = FitOrExact(*r, t.element_of(), assumed);
       }
       out->iv = *r;
       if (FoldWithoutNode(k, kid, t, out)) return true;

@@ -355,8 +355,6 @@ TEST(SimplifyFuzz, SoundnessAssumeNoOverflow) {
 // input's do not). At the default seed it fails on the first case of
 // RegressionProofFromTheSimplifiedForm. Remove the GTEST_SKIP with those tests'.
 TEST(SimplifyFuzz, ProofsAssumeNoOverflow) {
-  GTEST_SKIP() << "known wrong proofs in assume_no_overflow mode (overflow_mode_test.cc, "
-                  "RegressionProofFromTheSimplifiedForm)";
   RunFuzz(true, /*check_proofs=*/true,
           static_cast<uint64_t>(testing::EnvInt("TESSEL_FUZZ_SEED", 31337)) + 1,
           ItersPerMode(20000, true));
