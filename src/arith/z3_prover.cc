@@ -421,7 +421,11 @@ class Encoder {
   // range: that would constrain the variables even where the operation is never evaluated, as
   // in the untaken branch of a select.)
   Term WrapArith(const Term& x, DataType t) {
-    if (analyzer_->assume_no_overflow() && NoOverflowDType(t)) return x;
+    // Its interval is the exact one, made "anything" where a product saturated (two saturated
+    // ends are not numbers: their difference would read as the point 0).
+    if (analyzer_->assume_no_overflow() && NoOverflowDType(t)) {
+      return {x.e, FitOrExact(x.iv, t, true)};
+    }
     return Wrap(x, t);
   }
 

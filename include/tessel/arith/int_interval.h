@@ -65,12 +65,14 @@ inline bool FitsOrAssumed(const IntInterval& x, ir::DataType t, bool assume_no_o
 // The interval of an operation's result whose exact value lies in x: x when it fits in t; under
 // assume_no_overflow, for a NoOverflowDType, x itself (the value is the mathematical one, which
 // may lie outside t's range: a bound must hold for operations a simplification creates too, not
-// only for the input's, whose values the mode takes to fit), saturated at +-kIntervalInf so that
-// long chains of them stay finite; otherwise t's whole range (the value wraps).
+// only for the input's, whose values the mode takes to fit); an end at or past +-kIntervalInf
+// (a saturated product) makes it [-kIntervalInf, kIntervalInf], "anything": two saturated ends
+// are not numbers (Inf - Inf would read as the point 0); otherwise t's whole range (it wraps).
 inline IntInterval FitOrExact(const IntInterval& x, ir::DataType t, bool assume_no_overflow) {
   if (FitsIn(x, t)) return x;
   if (assume_no_overflow && NoOverflowDType(t)) {
-    return {x.lo < -kIntervalInf ? -kIntervalInf : x.lo, x.hi > kIntervalInf ? kIntervalInf : x.hi};
+    if (x.lo <= -kIntervalInf || x.hi >= kIntervalInf) return {-kIntervalInf, kIntervalInf};
+    return x;
   }
   return DTypeRange(t);
 }

@@ -359,5 +359,22 @@ TEST(OverflowMode, RegressionProofFromTheSimplifiedForm) {
   }
 }
 
+// Products of int64 values near INT64_MAX saturate the exact interval arithmetic at 2^100. Two
+// saturated ends are not numbers: x * y - x * K read as the point 0 (in ConstIntBound and in the
+// Z3 encoder's own intervals), and `(y - K) * x % 4 == 0` was proved though it is false at
+// x = INT64_MAX, y = INT64_MAX - 4 (found by BoundFuzz at seed 208).
+TEST(OverflowMode, RegressionSaturatedProductsAreNotPoints) {
+  auto a = NoOverflow();
+  Var x("x", DataType::Int(64)), y("y", DataType::Int(64));
+  a->Bind(y, Range(I64(kI64Max - 14), I64(14)));
+  ConstraintScope sx(a.get(), And(LE(I64(kI64Max - 1), x), LE(x, I64(kI64Max))));
+  ConstraintScope sy(a.get(), EQ(FloorMod(y, I64(4)), I64(3)));
+  PrimExpr k = I64(kI64Max - 5);
+  PrimExpr cond = EQ(FloorMod(Mul(Sub(y, k), x), I64(4)), I64(0));
+  EXPECT_FALSE(a->CanProve(cond));
+  ConstIntBound b = a->ConstIntBound(Sub(Mul(x, y), Mul(x, k)));
+  EXPECT_NE(b->min_value, b->max_value);
+}
+
 }  // namespace
 }  // namespace tessel
