@@ -419,9 +419,21 @@ ProofResult TransitiveComparisonAnalyzer::DecideCompare(const PrimExpr& cond) {
     return grew;
   };
   for (const PrimExpr& side : {a, b}) {
-    PostOrderVisit(side, [&](const ObjectRef& node) {
-      if (const auto* v = node.as<VarNode>()) add_vars({v});
+    // The common case (integer arithmetic over variables) without the reflective visitor.
+    bool other = AnyNode(side.get(), [&](const PrimExprNode* node) -> std::optional<bool> {
+      ExprKind k = KindOf(node);
+      if (k == ExprKind::kVar || k == ExprKind::kSizeVar) {
+        add_vars({static_cast<const VarNode*>(node)});
+        return false;
+      }
+      if (k == ExprKind::kIntImm) return false;
+      return std::nullopt;
     });
+    if (other) {
+      PostOrderVisit(side, [&](const ObjectRef& node) {
+        if (const auto* v = node.as<VarNode>()) add_vars({v});
+      });
+    }
   }
   auto is_active = [&active](const VarNode* owner) {
     return !owner || std::find(active.begin(), active.end(), owner) != active.end();
