@@ -57,7 +57,6 @@ T.truncdiv(x * y + z, y) -> x + T.truncdiv(z, y) if x * y >= 0 and z >= 0
 T.truncdiv(y * x + z, y) -> x + T.truncdiv(z, y) if x * y >= 0 and z >= 0
 T.truncdiv(z + x * y, y) -> T.truncdiv(z, y) + x if x * y >= 0 and z >= 0
 T.truncdiv(z + y * x, y) -> T.truncdiv(z, y) + x if x * y >= 0 and z >= 0
-(x % c1 + c2) // c1 -> (x % c1 + c2 % c1) // c1 + c2 // c1 if c1 > 0 and c2 >= c1
 (x * c1 - c2) // c3 -> x // (c3 // c1) + (0 - c2) // c3 if c1 > 0 and c3 > 0 and c3 % c1 == 0 and (0 - c2) % c3 < c1
 (x * y * c1 + z) // (y * c1) -> x + z // (y * c1)
 (z + x * y * c1) // (y * c1) -> z // (y * c1) + x
