@@ -217,6 +217,22 @@ class TvmImpl:
         return str(e)
 
 
+def time_call(call, arg, reps: int):
+    """3 warm-up calls, then 5 batches of reps // 5 calls: (the median batch's mean per call in
+    microseconds, the last result). The median batch counts: a batch slowed by another process
+    does not."""
+    for _ in range(3):
+        r = call(arg)
+    per_batch = max(1, reps // 5)
+    batch_us = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(per_batch):
+            r = call(arg)
+        batch_us.append((time.perf_counter() - t0) / per_batch * 1e6)
+    return statistics.median(batch_us), r
+
+
 def run(impl, queries: list[dict], reps: int, verbose: bool) -> dict:
     times = {"simplify": [], "prove": []}
     want_total = want_met = true_total = true_proved = false_total = false_proved = 0
@@ -242,17 +258,8 @@ def run(impl, queries: list[dict], reps: int, verbose: bool) -> dict:
                     scopes.enter_context(ana.constraint_scope(impl.parse(names, value)))
             e = impl.parse(names, q["expr"])
             call = ana.simplify if q["kind"] == "simplify" else ana.can_prove
-            for _ in range(3):
-                r = call(e)
-            # 5 batches; the median batch counts (a batch slowed by another process does not).
-            per_batch = max(1, reps // 5)
-            batch_us = []
-            for _ in range(5):
-                t0 = time.perf_counter()
-                for _ in range(per_batch):
-                    r = call(e)
-                batch_us.append((time.perf_counter() - t0) / per_batch * 1e6)
-            times[q["kind"]].append(statistics.median(batch_us))
+            us, r = time_call(call, e, reps)
+            times[q["kind"]].append(us)
             if q["kind"] == "simplify" and q["want"] is not None:
                 want_total += 1
                 want = impl.parse(names, q["want"])

@@ -33,12 +33,11 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from arith_bench import TesselImpl, TvmImpl, text_size  # noqa: E402
+from arith_bench import TesselImpl, TvmImpl, text_size, time_call  # noqa: E402
 
 DEFAULT_CASES = ROOT / "bench" / "arith" / "tvm_cases.txt"
 
@@ -186,17 +185,7 @@ def run(impl, cases: list[dict], mode: str, reps: int, verbose: bool) -> dict:
             with scopes:
                 e = impl.parse(names, c["expr"])
                 want = impl.parse(names, c["want"])
-                call = getattr(ana, c["call"])
-                for _ in range(3):
-                    out = call(e)
-                per_batch = max(1, reps // 5)
-                batches = []
-                for _ in range(5):
-                    t0 = time.perf_counter()
-                    for _ in range(per_batch):
-                        out = call(e)
-                    batches.append((time.perf_counter() - t0) / per_batch * 1e6)
-                r["us"] = statistics.median(batches)
+                r["us"], out = time_call(getattr(ana, c["call"]), e, reps)
                 r["met"] = bool(impl.equal(out, want)) or text_size(impl.to_text(out)) <= text_size(
                     impl.to_text(want))
                 r["out"] = impl.to_text(out)

@@ -74,27 +74,11 @@ Operand Parser::EvalCall(const Node* n) {
     Unify(&t, &f, loc, "T.Select");
     return Of(Guard(loc, [&] { return Select(c, t.expr, f.expr); }), loc);
   }
-  // TVM's printer spells a comparison of two constants as a call (`T.EQ(T.int64(5),
-  // T.int64(5))`): Python would otherwise fold it.
-  static const char* const kCompare[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-  for (const char* b : kCompare) {
-    if (name != b) continue;
-    CheckArgs(n, dotted, 2, 2);
-    Operand a = Eval(n->arg(0)), c = Eval(n->arg(1));
-    Unify(&a, &c, loc, dotted);
-    PrimExpr x = a.expr, y = c.expr;
-    auto make = [&]() -> PrimExpr {
-      if (name == "EQ") return EQ(x, y);
-      if (name == "NE") return NE(x, y);
-      if (name == "LT") return LT(x, y);
-      if (name == "LE") return LE(x, y);
-      if (name == "GT") return GT(x, y);
-      return GE(x, y);
-    };
-    return Of(Guard(loc, make), loc);
-  }
-  static const char* const kBinary[] = {"truncdiv", "Div",      "truncmod", "Mod",
-                                        "floordiv", "floormod", "min",      "max"};
+  // The comparisons are TVM's printed spelling of a comparison of two constants
+  // (`T.EQ(T.int64(5), T.int64(5))`), which Python would otherwise fold.
+  static const char* const kBinary[] = {"truncdiv", "Div", "truncmod", "Mod", "floordiv",
+                                        "floormod", "min", "max",      "EQ",  "NE",
+                                        "LT",       "LE",  "GT",       "GE"};
   for (const char* b : kBinary) {
     if (name != b) continue;
     CheckArgs(n, dotted, 2, 2);
@@ -107,7 +91,13 @@ Operand Parser::EvalCall(const Node* n) {
       if (name == "floordiv") return FloorDiv(x, y);
       if (name == "floormod") return FloorMod(x, y);
       if (name == "min") return Min(x, y);
-      return Max(x, y);
+      if (name == "max") return Max(x, y);
+      if (name == "EQ") return EQ(x, y);
+      if (name == "NE") return NE(x, y);
+      if (name == "LT") return LT(x, y);
+      if (name == "LE") return LE(x, y);
+      if (name == "GT") return GT(x, y);
+      return GE(x, y);
     };
     return Of(Guard(loc, make), loc);
   }
