@@ -139,18 +139,23 @@ struct Poly {
 
 bool Representable(i128 c) { return c > -kIntervalInf && c < kIntervalInf; }
 
+// Adds c * m to p; false when a coefficient leaves the representable range.
+bool AddTerm(Poly* p, const Mono& m, i128 c) {
+  if (!Representable(c)) return false;
+  i128 sum = p->Coeff(m) + c;
+  if (!Representable(sum)) return false;
+  if (sum == 0) {
+    p->terms.erase(m);
+  } else {
+    p->terms[m] = sum;
+  }
+  return true;
+}
+
 std::optional<Poly> AddScaled(const Poly& a, const Poly& b, i128 k) {
   Poly out = a;
   for (const auto& [m, c] : b.terms) {
-    i128 s = SatMul(c, k);
-    if (!Representable(s)) return std::nullopt;
-    i128 sum = out.Coeff(m) + s;
-    if (!Representable(sum)) return std::nullopt;
-    if (sum == 0) {
-      out.terms.erase(m);
-    } else {
-      out.terms[m] = sum;
-    }
+    if (!AddTerm(&out, m, SatMul(c, k))) return std::nullopt;
   }
   if (out.terms.size() > kMaxTerms) return std::nullopt;
   return out;
@@ -164,15 +169,7 @@ std::optional<Poly> Multiply(const Poly& a, const Poly& b) {
       Mono m = ma;
       m.insert(m.end(), mb.begin(), mb.end());
       std::sort(m.begin(), m.end());
-      i128 c = SatMul(ca, cb);
-      if (!Representable(c)) return std::nullopt;
-      i128 sum = out.Coeff(m) + c;
-      if (!Representable(sum)) return std::nullopt;
-      if (sum == 0) {
-        out.terms.erase(m);
-      } else {
-        out.terms[m] = sum;
-      }
+      if (!AddTerm(&out, m, SatMul(ca, cb))) return std::nullopt;
       if (out.terms.size() > kMaxTerms) return std::nullopt;
     }
   }
