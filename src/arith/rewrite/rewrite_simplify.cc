@@ -14,6 +14,7 @@
 
 #include "arith/depth_guard.h"
 #include "arith/rewrite/compare_cast.h"
+#include "arith/rewrite/if_then_else.h"
 #include "arith/rewrite/product_division.h"
 #include "arith/rewrite/rule_table.h"
 #include "arith/rewrite/vector_rewrite.h"
@@ -349,6 +350,14 @@ class Rewriter : public ExprMutator {
       }
       if (n->IsInstance<CastNode>()) {
         if (auto folded = FoldConstantCast(static_cast<const CastNode*>(n))) return *folded;
+      }
+      if (n->IsInstance<CallNode>() && steps_ < budget_) {
+        if (std::optional<PrimExpr> merged = MergeNestedIfThenElse(n)) {
+          ++steps_;
+          keep_.push_back(*merged);  // its operands become memo keys
+          e = ExprMutator::VisitExpr(*merged);
+          continue;
+        }
       }
       if (!(t.is_int_or_uint() || t.is_bool())) return e;
       ExprKind k = KindOf(n);

@@ -150,6 +150,19 @@ TEST_F(RewriteFamiliesTest, DivisionAndRemainder) {
   Expect(no_overflow_.get(), "x * y // z", "x * y // z");
 }
 
+TEST_F(RewriteFamiliesTest, NestedIfThenElse) {
+  Both("T.if_then_else(x < 5, T.if_then_else(x > 1, 1, 0), 0)",
+       "T.if_then_else(x < 5 and x >= 2, 1, 0)");
+  // The outer condition implies the inner one.
+  Both("T.if_then_else(x > 2, T.if_then_else(x > 1, y, z), z)", "T.if_then_else(x >= 3, y, z)");
+  // A condition that may divide by zero where the guard is false stays guarded.
+  Both("T.if_then_else(y != 0, T.if_then_else(x // y > 1, 1, 0), 0)",
+       "T.if_then_else(y != 0, T.if_then_else(x // y >= 2, 1, 0), 0)");
+  // Different else values: nothing to merge.
+  Both("T.if_then_else(x < 5, T.if_then_else(x > 1, 1, 2), 0)",
+       "T.if_then_else(x < 5, T.if_then_else(x >= 2, 1, 2), 0)");
+}
+
 TEST_F(RewriteFamiliesTest, ProductsThatCancel) {
   NoOverflowOnly("x * x * y * 2 // (x * x * x * 4)", "y // (x * 2)");
   Expect(&wrap_, "x * 32 * x % x", "x * x * 32 % x");  // products reordered, nothing cancelled
