@@ -1,6 +1,10 @@
 // Expression nodes. Semantics, which the simplifier, the Z3 encoder and every backend follow:
 //
-// - Integer +, -, * wrap modulo 2^bits of the dtype (two's complement for signed types).
+// - Integer +, -, * wrap modulo 2^bits of the dtype (two's complement for signed types). Every
+//   pass and the default arith::Analyzer reason under exactly this. An Analyzer made with
+//   assume_no_overflow (docs/arith.md, "Two overflow semantics") instead treats signed 32/64-bit
+//   + - * / % as the mathematical operations, as TVM does; its answers hold wherever the input
+//   does not overflow, and lowering never uses it.
 // - Div and Mod truncate toward zero (C semantics): Div(-7, 2) = -3, Mod(-7, 2) = -1.
 // - FloorDiv and FloorMod round toward negative infinity: FloorDiv(-7, 2) = -4, FloorMod(-7, 2) =
 // 1;
