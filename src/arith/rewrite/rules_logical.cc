@@ -117,6 +117,9 @@ x < y or y <= x -> True [wrap]
 y < x or x <= y -> True [wrap]
 x > y or x <= y -> True [wrap]
 x <= y or x > y -> True [wrap]
+# A value within one period of a multiple: the quotient
+x >= y * c1 and x - y * c1 < c1 -> y == x // c1 if c1 > 0
+x - y * c1 < c1 and x >= y * c1 -> y == x // c1 if c1 > 0
 )rules"};
   // clang-format on
 }

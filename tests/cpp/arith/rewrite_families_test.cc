@@ -124,6 +124,9 @@ TEST_F(RewriteFamiliesTest, Comparisons) {
   Both("x // 8 == 3 and x % 8 == 4", "x == 28");
   Both("x // 10 == -5 and x % 10 < 7", "x >= -50 and x < -43");
   Both("x > y or x <= y", "True");
+  Expect(&wrap_, "0 <= x - y * 5 and x - y * 5 < 5", "x - y * 5 >= 0 and x - y * 5 < 5");
+  Expect(no_overflow_.get(), "0 <= x - y * 5 and x - y * 5 < 5", "y == x // 5");
+  Both("0 <= i - j * 5 and i - j * 5 < 5", "j == i // 5");
 }
 
 TEST_F(RewriteFamiliesTest, DivisionAndRemainder) {
