@@ -71,7 +71,11 @@ bool AsRange(const PrimExprNode* c, const PrimExprNode** term, IntInterval* r) {
   if (!b->IsInstance<IntImmNode>() || !a->dtype.is_scalar() || !a->dtype.is_int_or_uint()) {
     return false;
   }
-  i128 v = static_cast<const IntImmNode*>(b)->value;
+  const auto* imm = static_cast<const IntImmNode*>(b);
+  // A uint64 constant above INT64_MAX is stored as its bit pattern.
+  i128 v = imm->dtype.is_uint() && imm->value < 0
+               ? static_cast<i128>(static_cast<uint64_t>(imm->value))
+               : static_cast<i128>(imm->value);
   if (flipped) {  // c < t is t > c, and so on
     if (k == ExprKind::kLT)
       k = ExprKind::kGT;

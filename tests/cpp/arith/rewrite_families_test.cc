@@ -4,6 +4,7 @@
 // divisor the input already divides by.
 #include <gtest/gtest.h>
 #include <tessel/arith/rewrite_simplify.h>
+#include <tessel/ir/builtin.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/parser.h>
 #include <tessel/ir/printer.h>
