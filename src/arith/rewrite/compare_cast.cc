@@ -43,13 +43,6 @@ bool ExactInFloat(double v, DataType t) {
   return v == std::floor(v) && std::fabs(v) <= ExactIntegerLimit(t);
 }
 
-i128 ImmValue(const IntImmNode* op) {
-  if (op->dtype.is_uint() && op->dtype.bits() == 64 && op->value < 0) {
-    return static_cast<i128>(static_cast<uint64_t>(op->value));
-  }
-  return op->value;
-}
-
 // e as term + constant (one level: `t + c`, `c + t`, `t - c`); a plain e is (e, 0).
 struct Offset {
   const PrimExprNode* term;
@@ -58,11 +51,11 @@ struct Offset {
 Offset SplitOffset(const PrimExprNode* e) {
   if (e->IsInstance<AddNode>()) {
     const auto* op = static_cast<const AddNode*>(e);
-    if (const auto* imm = op->b.as<IntImmNode>()) return {op->a.get(), ImmValue(imm)};
-    if (const auto* imm = op->a.as<IntImmNode>()) return {op->b.get(), ImmValue(imm)};
+    if (const auto* imm = op->b.as<IntImmNode>()) return {op->a.get(), ConstValue(imm)};
+    if (const auto* imm = op->a.as<IntImmNode>()) return {op->b.get(), ConstValue(imm)};
   } else if (e->IsInstance<SubNode>()) {
     const auto* op = static_cast<const SubNode*>(e);
-    if (const auto* imm = op->b.as<IntImmNode>()) return {op->a.get(), -ImmValue(imm)};
+    if (const auto* imm = op->b.as<IntImmNode>()) return {op->a.get(), -ConstValue(imm)};
   }
   return {e, 0};
 }
@@ -73,7 +66,7 @@ std::optional<PrimExpr> FoldConstantCast(const CastNode* op) {
   DataType to = op->dtype;
   if (!to.is_scalar() || !op->value.dtype().is_scalar()) return std::nullopt;
   if (const auto* i = op->value.as<IntImmNode>()) {
-    i128 v = ImmValue(i);
+    i128 v = ConstValue(i);
     if (to.is_bool()) return IntImm(to, v != 0);
     if (to.is_int_or_uint()) return cast(to, op->value);  // wraps, as the IR defines
     if (to.is_floating()) {
@@ -104,25 +97,10 @@ std::optional<PrimExpr> FoldConstantCast(const CastNode* op) {
 
 std::optional<PrimExpr> NormalizeOffsetCompare(const PrimExprNode* e, Analyzer* analyzer) {
   ExprKind k = KindOf(e);
-  const PrimExprNode *a, *b;
-  switch (k) {
-#define TESSEL_CMP_CASE(Name)                           \
-  case ExprKind::k##Name: {                             \
-    const auto* op = static_cast<const Name##Node*>(e); \
-    a = op->a.get();                                    \
-    b = op->b.get();                                    \
-    break;                                              \
-  }
-    TESSEL_CMP_CASE(LT)
-    TESSEL_CMP_CASE(LE)
-    TESSEL_CMP_CASE(GT)
-    TESSEL_CMP_CASE(GE)
-    TESSEL_CMP_CASE(EQ)
-    TESSEL_CMP_CASE(NE)
-#undef TESSEL_CMP_CASE
-    default:
-      return std::nullopt;
-  }
+  if (k < ExprKind::kEQ || k > ExprKind::kGE) return std::nullopt;
+  const PrimExprNode* kids[3];
+  KidsOf(e, k, kids);
+  const PrimExprNode *a = kids[0], *b = kids[1];
   DataType t = a->dtype;
   if (!t.is_scalar() || !t.is_int_or_uint() || b->dtype != t) return std::nullopt;
   if (k == ExprKind::kGT || k == ExprKind::kGE) {
@@ -136,7 +114,6 @@ std::optional<PrimExpr> NormalizeOffsetCompare(const PrimExprNode* e, Analyzer* 
   i128 d = oa.c - ob.c;
   bool ordering = k == ExprKind::kLT || k == ExprKind::kLE;
   // `<=` with d == 1 and `<` with d == -1 change the operator instead of keeping a constant.
-  i128 shift = 0;
   if (k == ExprKind::kLT && d == -1) {
     k = ExprKind::kLE;
     d = 0;
@@ -144,7 +121,7 @@ std::optional<PrimExpr> NormalizeOffsetCompare(const PrimExprNode* e, Analyzer* 
     k = ExprKind::kLT;
     d = 0;
   }
-  shift = d;
+  i128 shift = d;
   if (!FitsInDType(t, shift) || !FitsInDType(t, -shift)) return std::nullopt;
   if (ordering) {
     // The sides' exact values and the new side's must all fit: then the comparison of the

@@ -46,23 +46,14 @@ bool SafeToEvaluate(const PrimExprNode* c) {
 
 // c as "term in [lo, hi]" for a comparison of an integer term with a constant.
 bool AsRange(const PrimExprNode* c, const PrimExprNode** term, IntInterval* r) {
-  const PrimExprNode *a, *b;
   ExprKind k = KindOf(c);
-  switch (k) {
-#define TESSEL_CMP(Name)                            \
-  case ExprKind::k##Name:                           \
-    a = static_cast<const Name##Node*>(c)->a.get(); \
-    b = static_cast<const Name##Node*>(c)->b.get(); \
-    break;
-    TESSEL_CMP(LT)
-    TESSEL_CMP(LE)
-    TESSEL_CMP(GT)
-    TESSEL_CMP(GE)
-    TESSEL_CMP(EQ)
-#undef TESSEL_CMP
-    default:
-      return false;
+  if (k != ExprKind::kLT && k != ExprKind::kLE && k != ExprKind::kGT && k != ExprKind::kGE &&
+      k != ExprKind::kEQ) {
+    return false;
   }
+  const PrimExprNode* kids[3];
+  KidsOf(c, k, kids);
+  const PrimExprNode *a = kids[0], *b = kids[1];
   bool flipped = false;
   if (a->IsInstance<IntImmNode>() && !b->IsInstance<IntImmNode>()) {
     std::swap(a, b);
@@ -71,11 +62,7 @@ bool AsRange(const PrimExprNode* c, const PrimExprNode** term, IntInterval* r) {
   if (!b->IsInstance<IntImmNode>() || !a->dtype.is_scalar() || !a->dtype.is_int_or_uint()) {
     return false;
   }
-  const auto* imm = static_cast<const IntImmNode*>(b);
-  // A uint64 constant above INT64_MAX is stored as its bit pattern.
-  i128 v = imm->dtype.is_uint() && imm->value < 0
-               ? static_cast<i128>(static_cast<uint64_t>(imm->value))
-               : static_cast<i128>(imm->value);
+  i128 v = ConstValue(static_cast<const IntImmNode*>(b));
   if (flipped) {  // c < t is t > c, and so on
     if (k == ExprKind::kLT)
       k = ExprKind::kGT;

@@ -27,7 +27,7 @@ constexpr size_t kMaxFactors = 16;
 
 bool Flatten(const PrimExprNode* e, Product* p) {
   if (const auto* imm = e->IsInstance<IntImmNode>() ? static_cast<const IntImmNode*>(e) : nullptr) {
-    p->coeff *= imm->value;
+    p->coeff *= ConstValue(imm);
     // Past any dtype: such a product is not index arithmetic worth the trouble.
     return p->coeff > -(static_cast<i128>(1) << 64) && p->coeff < (static_cast<i128>(1) << 64);
   }
@@ -76,32 +76,11 @@ PrimExpr Build(const std::vector<const PrimExprNode*>& factors, i128 coeff, Data
 
 std::optional<PrimExpr> CancelCommonFactors(const PrimExprNode* e, Analyzer* analyzer) {
   ExprKind k = KindOf(e);
-  const PrimExprNode *a, *b;
-  bool quotient;
-  switch (k) {
-    case ExprKind::kDiv:
-      a = static_cast<const DivNode*>(e)->a.get();
-      b = static_cast<const DivNode*>(e)->b.get();
-      quotient = true;
-      break;
-    case ExprKind::kFloorDiv:
-      a = static_cast<const FloorDivNode*>(e)->a.get();
-      b = static_cast<const FloorDivNode*>(e)->b.get();
-      quotient = true;
-      break;
-    case ExprKind::kMod:
-      a = static_cast<const ModNode*>(e)->a.get();
-      b = static_cast<const ModNode*>(e)->b.get();
-      quotient = false;
-      break;
-    case ExprKind::kFloorMod:
-      a = static_cast<const FloorModNode*>(e)->a.get();
-      b = static_cast<const FloorModNode*>(e)->b.get();
-      quotient = false;
-      break;
-    default:
-      return std::nullopt;
-  }
+  bool quotient = k == ExprKind::kDiv || k == ExprKind::kFloorDiv;
+  if (!quotient && k != ExprKind::kMod && k != ExprKind::kFloorMod) return std::nullopt;
+  const PrimExprNode* kids[3];
+  KidsOf(e, k, kids);
+  const PrimExprNode *a = kids[0], *b = kids[1];
   DataType t = e->dtype;
   if (!t.is_scalar() || !t.is_int_or_uint()) return std::nullopt;
   // One side may be a single factor (`x * 32 * x % x`); two non-products have nothing to cancel

@@ -27,13 +27,6 @@ using namespace rewrite;  // NOLINT(build/namespaces)
 
 namespace {
 
-i128 ConstValue(const IntImmNode* n) {
-  if (n->dtype.is_uint() && n->dtype.bits() == 64 && n->value < 0) {
-    return static_cast<i128>(static_cast<uint64_t>(n->value));
-  }
-  return n->value;
-}
-
 // v reduced modulo 2^bits into t's range, as a mathematical value (bool: v != 0).
 i128 Wrap(DataType t, i128 v) {
   if (t.is_bool()) return v != 0;
@@ -64,8 +57,16 @@ bool IsLogical(ExprKind k) {
 }
 bool IsIntScalar(DataType t) { return t.is_scalar() && t.is_int_or_uint(); }
 
-// The operands of the node kinds patterns use; returns how many.
-int KidsOf(const PrimExprNode* e, ExprKind k, const PrimExprNode* out[3]) {
+}  // namespace
+
+i128 rewrite::ConstValue(const IntImmNode* n) {
+  if (n->dtype.is_uint() && n->dtype.bits() == 64 && n->value < 0) {
+    return static_cast<i128>(static_cast<uint64_t>(n->value));
+  }
+  return n->value;
+}
+
+int rewrite::KidsOf(const PrimExprNode* e, ExprKind k, const PrimExprNode* out[3]) {
   switch (k) {
 #define TESSEL_X(Name)                                  \
   case ExprKind::k##Name: {                             \
@@ -92,8 +93,6 @@ int KidsOf(const PrimExprNode* e, ExprKind k, const PrimExprNode* out[3]) {
       return 0;
   }
 }
-
-}  // namespace
 
 bool rewrite::SameExpr(const PrimExprNode* a, const PrimExprNode* b) {
   if (a == b) return true;

@@ -3,6 +3,7 @@
 #ifndef TESSEL_SRC_ARITH_REWRITE_RULE_TABLE_H_
 #define TESSEL_SRC_ARITH_REWRITE_RULE_TABLE_H_
 
+#include <tessel/arith/int_interval.h>
 #include <tessel/arith/rewrite_simplify.h>
 #include <tessel/ir/functor.h>
 
@@ -87,6 +88,12 @@ struct RuleTable {
   std::vector<uint32_t> candidate_begin;
   std::vector<const CompiledRule*> candidates;
 };
+
+// The exact value of an integer constant (a uint64 above INT64_MAX is stored as its bit pattern).
+i128 ConstValue(const ir::IntImmNode* n);
+// The operands of e (of kind k) for the node kinds rule patterns use: binary operators,
+// comparisons, logic and select; returns how many (0 for any other kind).
+int KidsOf(const ir::PrimExprNode* e, ir::ExprKind k, const ir::PrimExprNode* out[3]);
 
 // Structural equality of two expressions, fast for the integer arithmetic nodes (falls back on
 // tvm-ffi's StructuralEqual for others); variables are equal only when they are the same object.
