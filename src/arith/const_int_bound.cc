@@ -268,14 +268,11 @@ class BoundEvaluator : public ExprFunctor<IntInterval(const PrimExpr&)> {
         !FitsIn(exact, t) &&
         (op->IsInstance<AddNode>() || op->IsInstance<SubNode>() || op->IsInstance<MulNode>())) {
       state_->refining = true;
-      std::optional<IntInterval> r;
-      try {
-        r = state_->refiner(op);
-      } catch (...) {
-        state_->refining = false;
-        throw;
-      }
-      state_->refining = false;
+      struct Reset {  // however the refiner returns
+        bool* flag;
+        ~Reset() { *flag = false; }
+      } reset{&state_->refining};
+      std::optional<IntInterval> r = state_->refiner(op);
       if (r && FitsIn(*r, t)) return *r;
     }
     return FitOrExact(exact, t, state_->assume_no_overflow);

@@ -33,6 +33,26 @@ i128 ConstValue(const IntImmNode* op) {
   return op->value;
 }
 
+// Calls f on each variable occurrence in e: integer arithmetic over variables (the common case)
+// by the arithmetic walk, anything else by the reflective visitor.
+template <typename F>
+void ForEachVar(const PrimExpr& e, const F& f) {
+  bool other = AnyNode(e.get(), [&f](const PrimExprNode* node) -> std::optional<bool> {
+    ExprKind k = KindOf(node);
+    if (k == ExprKind::kVar || k == ExprKind::kSizeVar) {
+      f(static_cast<const VarNode*>(node));
+      return false;
+    }
+    if (k == ExprKind::kIntImm) return false;
+    return std::nullopt;
+  });
+  if (other) {
+    PostOrderVisit(e, [&f](const ObjectRef& node) {
+      if (const auto* v = node.as<VarNode>()) f(v);
+    });
+  }
+}
+
 }  // namespace
 
 // Interned terms (index 0 is the constant 0) and the edges u -> v of weight w for
@@ -42,7 +62,7 @@ struct TransitiveComparisonAnalyzer::Graph {
     int u;
     int v;
     i128 w;
-    // The variable whose binding gave this edge (null for a constraint fact): see Active.
+    // The variable whose binding gave this edge (null for a constraint fact): see DecideCompare.
     const VarNode* owner = nullptr;
   };
   std::vector<PrimExpr> terms{PrimExpr()};
@@ -77,10 +97,8 @@ struct TransitiveComparisonAnalyzer::Graph {
     i = static_cast<int>(terms.size());
     terms.push_back(term);
     std::vector<const VarNode*> vars;
-    PostOrderVisit(term, [&](const ObjectRef& n) {
-      if (const auto* v = n.as<VarNode>()) {
-        if (std::find(vars.begin(), vars.end(), v) == vars.end()) vars.push_back(v);
-      }
+    ForEachVar(term, [&vars](const VarNode* v) {
+      if (std::find(vars.begin(), vars.end(), v) == vars.end()) vars.push_back(v);
     });
     term_vars.push_back(std::move(vars));
     by_hash[tvm::ffi::StructuralHash::Hash(term)].push_back(i);
@@ -419,21 +437,7 @@ ProofResult TransitiveComparisonAnalyzer::DecideCompare(const PrimExpr& cond) {
     return grew;
   };
   for (const PrimExpr& side : {a, b}) {
-    // The common case (integer arithmetic over variables) without the reflective visitor.
-    bool other = AnyNode(side.get(), [&](const PrimExprNode* node) -> std::optional<bool> {
-      ExprKind k = KindOf(node);
-      if (k == ExprKind::kVar || k == ExprKind::kSizeVar) {
-        add_vars({static_cast<const VarNode*>(node)});
-        return false;
-      }
-      if (k == ExprKind::kIntImm) return false;
-      return std::nullopt;
-    });
-    if (other) {
-      PostOrderVisit(side, [&](const ObjectRef& node) {
-        if (const auto* v = node.as<VarNode>()) add_vars({v});
-      });
-    }
+    ForEachVar(side, [&add_vars](const VarNode* v) { add_vars({v}); });
   }
   auto is_active = [&active](const VarNode* owner) {
     return !owner || std::find(active.begin(), active.end(), owner) != active.end();

@@ -531,12 +531,12 @@ class Rewriter : public ExprMutator {
 
   DataType HoleType(const Match& m, int hole) { return m.hole[hole]->dtype; }
 
-  // The value of a constant subtree, exact (every step must fit t) or wrapping.
   // Whether t's arithmetic is mathematical here (assume_no_overflow): no constant of it may wrap.
   bool MathInt(DataType t) const {
     return analyzer_->assume_no_overflow() && NoOverflowDType(t.element_of());
   }
 
+  // The value of a constant subtree, exact (every step must fit t) or wrapping.
   bool ConstEval(const Pattern& p, int32_t i, const Match& m, DataType t, bool wrap, i128* out) {
     if (wrap && MathInt(t)) wrap = false;
     const PatNode& pn = p[i];
@@ -654,7 +654,7 @@ class Rewriter : public ExprMutator {
       std::optional<IntInterval> r = OpInterval(k, kid[0].iv, kid[1].iv);
       if (!r) return false;
       if (MayOverflow(k) && !FitsIn(*r, t)) {
-        bool assumed = analyzer_->assume_no_overflow() && NoOverflowDType(t.element_of());
+        bool assumed = MathInt(t);
         if (!wrap && !assumed) return false;
         *r = FitOrExact(*r, t.element_of(), assumed);
       }
@@ -983,8 +983,7 @@ class Rewriter : public ExprMutator {
       Val r;
       if (!Build(rule.after, rule.after.root, m, e.dtype(), wrap, &r)) return std::nullopt;
       if (r.is_const()) {
-        if (!e.dtype().is_bool() && !wrap && !FitsInDType(e.dtype(), r.c)) return std::nullopt;
-        if (!e.dtype().is_bool() && MathInt(e.dtype()) && !FitsInDType(e.dtype(), r.c)) {
+        if (!e.dtype().is_bool() && (!wrap || MathInt(e.dtype())) && !FitsInDType(e.dtype(), r.c)) {
           return std::nullopt;
         }
         return MakeInt(e.dtype(), e.dtype().is_bool() ? r.c : Wrap(e.dtype(), r.c));
