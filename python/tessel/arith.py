@@ -221,8 +221,9 @@ class Analyzer:
     ``assume_no_overflow``: the overflow semantics of every answer (docs/arith.md, "Two overflow
     semantics"). False (the default): integer ``+ - *`` wrap modulo 2^bits, as the IR defines
     them. True: ``+ - * // %`` of signed integers of 32 bits and wider are the mathematical
-    operations (assumed never to overflow), as TVM assumes; narrower and unsigned integers and
-    casts still wrap. Answers in that mode can be wrong for a program that overflows."""
+    operations (no wrap-around), as TVM treats them; narrower and unsigned integers and casts
+    still wrap. Answers in that mode hold wherever the input does not overflow, and can be wrong
+    for a program that does."""
 
     def __init__(self, _handle: Any = None, *, assume_no_overflow: bool = False) -> None:
         if not isinstance(assume_no_overflow, bool):
@@ -236,7 +237,7 @@ class Analyzer:
 
     @property
     def assume_no_overflow(self) -> bool:
-        """Whether this analyzer assumes that signed 32/64-bit arithmetic never overflows."""
+        """Whether this analyzer treats signed 32/64-bit arithmetic as mathematical (no wrap)."""
         return bool(self._handle.assume_no_overflow())
 
     # ---- simplification ----

@@ -94,11 +94,11 @@ class Analyzer {
 
   // The overflow semantics every answer holds under (docs/arith.md, "Two overflow semantics").
   // false (the default): integer + - * wrap modulo 2^bits, exactly as the IR defines them.
-  // true: + - * (and division) of signed integers of 32 bits and wider are taken never to
-  // overflow, as TVM, Halide and C assume for index arithmetic; narrower and unsigned integers
-  // and casts still wrap. An answer in this mode may be wrong for a program that does overflow,
-  // so lowering uses it only where the host checks make it a fact. Changing the mode forgets
-  // every cached answer; a clone keeps the mode.
+  // true: + - * / % of signed integers of 32 bits and wider are the mathematical operations (no
+  // wrap-around), as TVM, Halide and C treat index arithmetic; narrower and unsigned integers
+  // and casts still wrap. An answer in this mode holds wherever the input does not overflow and
+  // may be wrong for a program that does, so lowering never uses it (it gets the host checks as
+  // facts instead). It is set before anything is bound; a clone keeps it.
   void SetAssumeNoOverflow(bool on);
   bool assume_no_overflow() const { return assume_no_overflow_; }
 

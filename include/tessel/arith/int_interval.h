@@ -53,12 +53,12 @@ inline IntInterval FitOrFull(const IntInterval& x, ir::DataType t) {
   return FitsIn(x, t) ? x : DTypeRange(t);
 }
 
-// The dtypes whose + - * (and division's INT_MIN / -1) an analyzer in assume_no_overflow mode
-// takes never to overflow, as TVM, Halide and C do for index arithmetic: signed integers of 32
+// The dtypes whose + - * / % an analyzer in assume_no_overflow mode treats as the mathematical
+// operations (no wrap-around), as TVM, Halide and C do for index arithmetic: signed integers of 32
 // bits and wider (docs/arith.md, "Two overflow semantics"). Narrower and unsigned integers wrap
 // in either mode, and so do casts.
 inline bool NoOverflowDType(ir::DataType t) { return t.is_int() && t.bits() >= 32; }
-// FitsIn, or an overflow that the assume_no_overflow mode rules out.
+// FitsIn, or a dtype whose values the assume_no_overflow mode takes as exact (never wrapped).
 inline bool FitsOrAssumed(const IntInterval& x, ir::DataType t, bool assume_no_overflow) {
   return FitsIn(x, t) || (assume_no_overflow && NoOverflowDType(t));
 }
