@@ -10,100 +10,16 @@
 #include <sstream>
 
 #include "cuda_launcher.h"
+#include "runtime/launch_args.h"
 
 namespace tessel {
 namespace runtime {
 
 namespace {
 
-constexpr int kNumFixedArgs = 8;  // device_id, gx, gy, gz, bx, by, bz, dyn_shared_bytes
-constexpr const char* kFixedArgNames[kNumFixedArgs] = {
+constexpr const char* kFixedArgNames[kNumLaunchHeaderArgs] = {
     "device_id", "grid x", "grid y", "grid z", "block x", "block y", "block z", "dyn_shared_bytes"};
 constexpr int kMaxStackArgs = 32;
-
-// Rounds `v` to nearest-even in a binary format with `mant_bits` fraction bits and `exp_bits`
-// exponent bits (float16: 10, 5; bfloat16: 7, 8) and returns its bit pattern.
-uint16_t RoundToSmallFloat(double v, int mant_bits, int exp_bits) {
-  const int bias = (1 << (exp_bits - 1)) - 1;
-  const int max_biased = (1 << exp_bits) - 1;
-  uint16_t sign = std::signbit(v) ? static_cast<uint16_t>(1u << (mant_bits + exp_bits)) : 0;
-  if (std::isnan(v))
-    return sign | static_cast<uint16_t>(max_biased << mant_bits) | (1u << (mant_bits - 1));
-  double a = std::fabs(v);
-  if (std::isinf(a)) return sign | static_cast<uint16_t>(max_biased << mant_bits);
-  // Subnormal range: the value in units of the smallest subnormal, rounded (exact scaling by 2^k);
-  // a result of 2^mant_bits is the smallest normal, which the encoding continues into.
-  if (a < std::ldexp(1.0, 1 - bias)) {
-    double q = std::nearbyint(std::ldexp(a, bias - 1 + mant_bits));
-    return sign | static_cast<uint16_t>(q);
-  }
-  int ex = 0;
-  std::frexp(a, &ex);                                       // a = m * 2^ex, m in [0.5, 1)
-  int e = ex - 1;                                           // a = s * 2^e, s in [1, 2)
-  double q = std::nearbyint(std::ldexp(a, mant_bits - e));  // in [2^mant_bits, 2^(mant_bits+1)]
-  if (q >= std::ldexp(1.0, mant_bits + 1)) {
-    q = std::ldexp(1.0, mant_bits);
-    ++e;
-  }
-  int biased = e + bias;
-  if (biased >= max_biased) return sign | static_cast<uint16_t>(max_biased << mant_bits);
-  uint32_t frac = static_cast<uint32_t>(q) - (1u << mant_bits);
-  return sign | static_cast<uint16_t>((static_cast<uint32_t>(biased) << mant_bits) | frac);
-}
-
-std::string TypeName(const tvm::ffi::AnyView& v) {
-  switch (v.type_index()) {
-    case tvm::ffi::TypeIndex::kTVMFFINone:
-      return "None";
-    case tvm::ffi::TypeIndex::kTVMFFIInt:
-      return "int";
-    case tvm::ffi::TypeIndex::kTVMFFIBool:
-      return "bool";
-    case tvm::ffi::TypeIndex::kTVMFFIFloat:
-      return "float";
-    case tvm::ffi::TypeIndex::kTVMFFIOpaquePtr:
-      return "opaque pointer";
-    default:
-      return v.GetTypeKey();
-  }
-}
-
-std::string TypeStr(DLDataType t) {
-  std::ostringstream os;
-  switch (t.code) {
-    case kDLInt:
-      os << "int" << int(t.bits);
-      break;
-    case kDLUInt:
-      os << (t.bits == 1 ? "bool" : "uint" + std::to_string(t.bits));
-      break;
-    case kDLBool:
-      os << "bool";
-      break;
-    case kDLFloat:
-      os << "float" << int(t.bits);
-      break;
-    case kDLBfloat:
-      os << "bfloat16";
-      break;
-    case kDLOpaqueHandle:
-      os << "handle";
-      break;
-    default:
-      os << "type code " << int(t.code);
-  }
-  return os.str();
-}
-
-// Stores argument `v` into `slot` as kernel parameter type `t`; errors name kernel argument `index`
-// of `kernel` (the text is built only on error: this runs for every argument of every launch).
-struct ArgWhere {
-  const char* kernel;
-  int index;
-};
-std::ostream& operator<<(std::ostream& os, const ArgWhere& w) {
-  return os << w.kernel << ": kernel argument " << w.index;
-}
 
 void ConvertArg(const tvm::ffi::AnyView& v, DLDataType t, uint64_t* slot, ArgWhere where) {
   using tvm::ffi::TypeIndex;
@@ -121,55 +37,12 @@ void ConvertArg(const tvm::ffi::AnyView& v, DLDataType t, uint64_t* slot, ArgWhe
                                                         : TVMFFITensorGetDLTensorPtr(raw->v_obj);
       p = static_cast<char*>(t->data) + t->byte_offset;
     } else {
-      TVM_FFI_THROW(TypeError) << where << ": expected a pointer or tensor, got " << TypeName(v);
+      TVM_FFI_THROW(TypeError) << where << ": expected a pointer or tensor, got " << ArgTypeName(v);
     }
     std::memcpy(slot, &p, sizeof(p));
     return;
   }
-  if (t.code == kDLFloat || t.code == kDLBfloat) {
-    double d = 0;
-    if (ti == TypeIndex::kTVMFFIFloat) {
-      d = v.cast<double>();
-    } else if (ti == TypeIndex::kTVMFFIInt) {
-      d = static_cast<double>(v.cast<int64_t>());
-    } else {
-      TVM_FFI_THROW(TypeError) << where << ": expected float, got " << TypeName(v);
-    }
-    if (t.code == kDLBfloat) {
-      uint16_t h = RoundToSmallFloat(d, 7, 8);
-      std::memcpy(slot, &h, sizeof(h));
-    } else if (t.bits == 16) {
-      uint16_t h = RoundToSmallFloat(d, 10, 5);
-      std::memcpy(slot, &h, sizeof(h));
-    } else if (t.bits == 32) {
-      float f = static_cast<float>(d);
-      std::memcpy(slot, &f, sizeof(f));
-    } else {
-      std::memcpy(slot, &d, sizeof(d));
-    }
-    return;
-  }
-  // Integers and bool.
-  if (ti != TypeIndex::kTVMFFIInt && ti != TypeIndex::kTVMFFIBool) {
-    TVM_FFI_THROW(TypeError) << where << ": expected int, got " << TypeName(v);
-  }
-  int64_t x = v.cast<int64_t>();
-  bool is_bool = t.code == kDLBool || (t.code == kDLUInt && t.bits == 1);
-  int bits = is_bool ? 8 : t.bits;
-  bool in_range;
-  if (is_bool) {
-    in_range = x == 0 || x == 1;
-  } else if (t.code == kDLInt) {
-    in_range = bits == 64 || (x >= -(int64_t{1} << (bits - 1)) && x < (int64_t{1} << (bits - 1)));
-  } else {
-    in_range = x >= 0 && (bits == 64 || x < (int64_t{1} << bits));
-  }
-  if (!in_range) {
-    TVM_FFI_THROW(ValueError) << where << ": expected " << (is_bool ? "a bool" : "an " + TypeStr(t))
-                              << " value, got " << x;
-  }
-  // Little endian: the low bytes of the 64-bit slot hold the narrower value.
-  std::memcpy(slot, &x, bits / 8);
+  ConvertScalarArg(v, t, slot, where);
 }
 
 // Makes the device's primary context current for one launch and restores the caller's after, so a
@@ -300,33 +173,16 @@ void CUDALauncher::Launch(size_t index, tvm::ffi::PackedArgs args) {
   const CUDAKernelInfo& info = data_.kernels[index];
   const char* name = info.name.c_str();
   const int nargs = static_cast<int>(info.arg_types.size());
-  if (args.size() != kNumFixedArgs + nargs) {
-    TVM_FFI_THROW(TypeError) << name << ": expected " << kNumFixedArgs + nargs
+  if (args.size() != kNumLaunchHeaderArgs + nargs) {
+    TVM_FFI_THROW(TypeError) << name << ": expected " << kNumLaunchHeaderArgs + nargs
                              << " launch arguments (device_id, grid x/y/z, block x/y/z, "
                                 "dyn_shared_bytes, then "
                              << nargs << " kernel argument" << (nargs == 1 ? "" : "s") << "), got "
                              << args.size();
   }
-  int64_t fixed[kNumFixedArgs];
-  for (int i = 0; i < kNumFixedArgs; ++i) {
-    int32_t ti = args[i].type_index();
-    if (ti != tvm::ffi::TypeIndex::kTVMFFIInt && ti != tvm::ffi::TypeIndex::kTVMFFIBool) {
-      TVM_FFI_THROW(TypeError) << name << ": " << kFixedArgNames[i] << ": expected int, got "
-                               << TypeName(args[i]);
-    }
-    fixed[i] = args[i].cast<int64_t>();
-  }
+  int64_t fixed[kNumLaunchHeaderArgs];
+  ReadLaunchHeader(args.data(), name, kMaxDevices, "dyn_shared_bytes", fixed);
   const int64_t device_id = fixed[0];
-  if (device_id < 0 || device_id >= kMaxDevices) {
-    TVM_FFI_THROW(ValueError) << name << ": device_id " << device_id << " is out of range [0, "
-                              << kMaxDevices << ")";
-  }
-  for (int i = 1; i <= 6; ++i) {
-    if (fixed[i] < 1 || fixed[i] > UINT_MAX) {
-      TVM_FFI_THROW(ValueError) << name << ": " << kFixedArgNames[i] << " = " << fixed[i]
-                                << ": launch dimensions must be at least 1";
-    }
-  }
   const int64_t dyn_smem = fixed[7];
   if (dyn_smem < 0 || dyn_smem > INT_MAX) {
     TVM_FFI_THROW(ValueError) << name << ": dyn_shared_bytes = " << dyn_smem
@@ -356,7 +212,7 @@ void CUDALauncher::Launch(size_t index, tvm::ffi::PackedArgs args) {
     ptrs = heap_ptrs.data();
   }
   for (int i = 0; i < nargs; ++i) {
-    ConvertArg(args[kNumFixedArgs + i], info.arg_types[i], &slots[i], ArgWhere{name, i});
+    ConvertArg(args[kNumLaunchHeaderArgs + i], info.arg_types[i], &slots[i], ArgWhere{name, i});
     ptrs[i] = &slots[i];
   }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cuda_launcher.h"
+#include "runtime/byte_io.h"
 
 namespace tessel {
 namespace runtime {
@@ -19,69 +20,6 @@ namespace {
 constexpr char kMagic[8] = {'T', 'S', 'L', 'C', 'U', 'D', 'A', '\0'};
 constexpr uint32_t kFlagPDL = 1u << 0;
 constexpr uint32_t kFlagGridSync = 1u << 1;
-
-class Writer {
- public:
-  void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void U16(uint16_t v) { Le(v, 2); }
-  void U32(uint32_t v) { Le(v, 4); }
-  void U64(uint64_t v) { Le(v, 8); }
-  void Str(const std::string& s) {
-    U64(s.size());
-    out_.append(s);
-  }
-  void Raw(const char* p, size_t n) { out_.append(p, n); }
-  std::string& out() { return out_; }
-
- private:
-  void Le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
-  std::string out_;
-};
-
-class Reader {
- public:
-  Reader(const char* data, size_t size) : p_(data), left_(size) {}
-  uint8_t U8(const char* what) { return static_cast<uint8_t>(Le(1, what)); }
-  uint16_t U16(const char* what) { return static_cast<uint16_t>(Le(2, what)); }
-  uint32_t U32(const char* what) { return static_cast<uint32_t>(Le(4, what)); }
-  std::string Str(const char* what) {
-    uint64_t n = Le(8, what);
-    Need(n, what);
-    std::string s(p_, n);
-    Advance(n);
-    return s;
-  }
-  void Raw(char* out, size_t n, const char* what) {
-    Need(n, what);
-    std::memcpy(out, p_, n);
-    Advance(n);
-  }
-  size_t left() const { return left_; }
-
- private:
-  void Need(uint64_t n, const char* what) {
-    if (n > left_) {
-      TVM_FFI_THROW(ValueError) << "tessel_cuda module bytes: truncated at " << what << " (needs "
-                                << n << " bytes, " << left_ << " left)";
-    }
-  }
-  void Advance(size_t n) {
-    p_ += n;
-    left_ -= n;
-  }
-  uint64_t Le(int n, const char* what) {
-    Need(n, what);
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i)
-      v |= static_cast<uint64_t>(static_cast<unsigned char>(p_[i])) << (8 * i);
-    Advance(n);
-    return v;
-  }
-  const char* p_;
-  size_t left_;
-};
 
 bool SupportedArgType(DLDataType t) {
   if (t.lanes != 1) return false;
@@ -174,7 +112,7 @@ bool CUDAKernelInfo::operator==(const CUDAKernelInfo& o) const {
 
 tvm::ffi::Bytes SaveCUDAModuleBytes(const CUDAModuleData& data) {
   ValidateTable(data.kernels);
-  Writer w;
+  ByteWriter w;
   w.Raw(kMagic, sizeof(kMagic));
   w.U32(kCUDAModuleFormatVersion);
   w.Str(data.image);
@@ -204,7 +142,7 @@ tvm::ffi::Bytes SaveCUDAModuleBytes(const std::string& image,
 }
 
 CUDAModuleData ParseCUDAModuleBytes(const char* bytes, size_t size) {
-  Reader r(bytes, size);
+  ByteReader r("tessel_cuda module bytes", bytes, size);
   char magic[sizeof(kMagic)];
   r.Raw(magic, sizeof(magic), "the magic");
   if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
