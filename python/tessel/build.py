@@ -80,15 +80,19 @@ class Module:
         return self._compiled.module
 
     def get_source(self, fmt: str = "c") -> str:
-        """The generated C (``"c"``; for target cuda the host code, device image embedded), or
-        the CUDA C++ of the device kernels (``"cuda"``, target cuda only)."""
+        """The generated C (``"c"``; for a GPU target the host code, device kernels embedded),
+        the CUDA C++ of the device kernels (``"cuda"``, target cuda only), or their MSL
+        (``"metal"``, target metal only)."""
         if fmt == "c":
             return str(self._compiled.source)
-        if fmt == "cuda":
-            if not str(self._compiled.target).split()[0] == "cuda":
-                raise ValueError(f"get_source: no CUDA source for target {self.target!r}")
-            return str(self._compiled.cuda_source)
-        raise ValueError(f"get_source: unknown format {fmt!r} (expected 'c' or 'cuda')")
+        kind = str(self._compiled.target).split()[0]
+        if fmt in ("cuda", "metal"):
+            if kind != fmt:
+                raise ValueError(
+                    f"get_source: no {'CUDA' if fmt == 'cuda' else 'Metal'} source for target "
+                    f"{self.target!r}")
+            return str(self._compiled.cuda_source if fmt == "cuda" else self._compiled.metal_source)
+        raise ValueError(f"get_source: unknown format {fmt!r} (expected 'c', 'cuda' or 'metal')")
 
     def export_library(self, path: Any) -> None:
         """Copies the library to ``path``; ``tvm_ffi.load_module(path)`` loads it without tessel."""

@@ -152,7 +152,7 @@ void CompiledModuleNode::ExportLibrary(const String& path) const {
 }
 
 std::vector<String> LowerPipeline(const target::Target& target) {
-  if (target->kind == "cuda") {
+  if (target->kind == "cuda" || target->kind == "metal") {
     return {
         "VerifyWellFormed", "LowerCrossThreadReduction", "LowerBlocks",          "FlattenBuffer",
         "Simplify",         "LowerThreadBinding",        "InjectSharedBarriers", "VectorizeLoop",
@@ -183,9 +183,10 @@ ir::IRModule Lower(const ir::IRModule& mod, const target::Target& target) {
 }
 
 std::string GenerateSource(const ir::IRModule& mod, const target::Target& target) {
-  if (target->kind == "cuda") {
-    TVM_FFI_THROW(ValueError) << "GenerateSource: target cuda has two sources; build it "
-                                 "(CompiledModule.source and .cuda_source)";
+  if (target->kind == "cuda" || target->kind == "metal") {
+    TVM_FFI_THROW(ValueError) << "GenerateSource: target " << target->kind
+                              << " has two sources; build it (CompiledModule.source and ."
+                              << target->kind << "_source)";
   }
   ir::IRModule lowered = Lower(mod, target);
   return ir::CallNamingErrorSpan([&] { return CallGenerateC(lowered); });
@@ -266,6 +267,7 @@ CompiledModule CompileAndLoad(tvm::ffi::ObjectPtr<CompiledModuleNode> n,
 CompiledModule Build(const ir::IRModule& mod, const target::Target& target,
                      const CompileOptions& options) {
   if (target->kind == "cuda") return BuildCUDA(mod, target, options);
+  if (target->kind == "metal") return BuildMetal(mod, target, options);
   auto n = tvm::ffi::make_object<CompiledModuleNode>();
   n->target = target->str;
 
@@ -291,6 +293,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def_ro("module", &CompiledModuleNode::module)
       .def_ro("source", &CompiledModuleNode::source)
       .def_ro("cuda_source", &CompiledModuleNode::cuda_source)
+      .def_ro("metal_source", &CompiledModuleNode::metal_source)
       .def_ro("nvcc_seconds", &CompiledModuleNode::nvcc_seconds)
       .def_ro("library_path", &CompiledModuleNode::library_path)
       .def_ro("target", &CompiledModuleNode::target)

@@ -35,11 +35,19 @@ bool IsSmArch(const std::string& v) {
   return i == v.size() || (i + 1 == v.size() && std::islower(static_cast<unsigned char>(v[i])));
 }
 
+bool IsMslVersion(const std::string& v) {
+  return v == "2.4" || v == "3.0" || v == "3.1" || v == "3.2" || v == "4.0";
+}
+
+bool IsBool(const std::string& v) { return v == "true" || v == "false"; }
+
 const std::vector<KindSpec>& Kinds() {
   static const std::vector<KindSpec> kinds = {
       {"c", {}},
       {"cuda", {{"arch", IsSmArch, "sm_<digits>[letter], e.g. sm_90"}}},
-      {"metal", {}},
+      {"metal",
+       {{"msl", IsMslVersion, "an MSL version: 2.4, 3.0, 3.1, 3.2 or 4.0"},
+        {"fast-math", IsBool, "true or false (-fast-math alone means true)"}}},
   };
   return kinds;
 }

@@ -36,6 +36,8 @@ class CompiledModuleNode : public tvm::ffi::Object {
   String source;
   // Target cuda: the generated CUDA C++ of the device kernels ("" for other targets).
   String cuda_source;
+  // Target metal: the generated MSL of the device kernels ("" for other targets).
+  String metal_source;
   // The library file (in the build cache) that `module` was loaded from.
   String library_path;
   // The target string built for.
@@ -71,7 +73,7 @@ class CompiledModule : public tvm::ffi::ObjectRef {
 
 // The registered passes that lower a module for `target`, in order. For "c":
 // VerifyWellFormed, LowerBlocks, FlattenBuffer, Simplify, VectorizeLoop, UnrollLoop,
-// LowerIntrinsics, Simplify. For "cuda": VerifyWellFormed, LowerBlocks, FlattenBuffer, Simplify,
+// LowerIntrinsics, Simplify. For "cuda" and "metal": VerifyWellFormed, LowerBlocks, FlattenBuffer, Simplify,
 // LowerThreadBinding, InjectSharedBarriers, VectorizeLoop, UnrollLoop, LowerIntrinsics,
 // SplitHostDevice, Simplify. ValueError for a target that cannot be built yet.
 std::vector<String> LowerPipeline(const target::Target& target);
@@ -94,6 +96,14 @@ CompiledModule Build(const ir::IRModule& mod, const target::Target& target,
 // GenerateC. Loading needs no GPU; launching a kernel does.
 CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
                          const CompileOptions& options = {});
+
+// Target metal (build_metal.cc): the same GPU pipeline as cuda with every function marked for
+// metal, then the device kernels through GenerateMetal, packed with their kernel table as a
+// tessel_metal module in the host library's __tvm_ffi__library_bin; the host functions through
+// GenerateC. Building and loading need no Metal; launching a kernel does (or an executor such as
+// the tests' emulator).
+CompiledModule BuildMetal(const ir::IRModule& mod, const target::Target& target,
+                          const CompileOptions& options = {});
 
 // The last steps every target shares: `names` sorted into n->function_names, n->source compiled
 // through the build cache (cc_seconds, cache_hit), the library loaded (load_seconds).

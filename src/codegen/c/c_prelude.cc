@@ -29,7 +29,7 @@ const char* const kHeader = R"TSL(#include <tvm/ffi/c_api.h>
 )TSL";
 
 // Shared with the CUDA prelude (src/codegen/cuda), which defines TSL_HELPER for device code.
-const char* const kArithmetic = R"TSL(/* ---- integer arithmetic ----
+const char* const kIntArithmetic = R"TSL(/* ---- integer arithmetic ----
    IR integers wrap modulo 2^bits while C signed overflow is undefined (and narrow types promote to
    int), so +, -, *, << compute in an unsigned type at least as wide and convert back. Division by
    -1 is special-cased because INT_MIN / -1 traps on x86 although the IR result (wrapped) exists. */
@@ -79,7 +79,10 @@ TSL_UNSIGNED_DIV(u16, uint16_t)
 TSL_UNSIGNED_DIV(u32, uint32_t)
 TSL_UNSIGNED_DIV(u64, uint64_t)
 
-/* ---- floating point ---- */
+)TSL";
+
+// The float division helpers (C and CUDA; Metal has its own, without double).
+const char* const kFloatArithmetic = R"TSL(/* ---- floating point ---- */
 TSL_HELPER float tsl_floordiv_f32(float a, float b) { return floorf(a / b); }
 TSL_HELPER float tsl_floormod_f32(float a, float b) { return a - floorf(a / b) * b; }
 TSL_HELPER double tsl_floordiv_f64(double a, double b) { return floor(a / b); }
@@ -202,6 +205,13 @@ TSL_HELPER void* tsl_alloc(int64_t bytes) {
 }
 
 /* ---- host wrapper helpers ---- */
+/* A Metal buffer argument: the tensor's id<MTLBuffer> and the byte offset to bind it at; the same
+   layout as TesselMetalBufferRef (include/tessel/runtime/metal_context.h). */
+typedef struct {
+  void* buffer;
+  uint64_t offset;
+} tsl_metal_buffer_t;
+
 TSL_HELPER DLTensor* tsl_arg_tensor(const TVMFFIAny* a) {
   const TVMFFIObject* obj = NULL;
   if (a->type_index == kTVMFFIDLTensorPtr) return (DLTensor*)a->v_ptr;
@@ -368,10 +378,15 @@ TSL_HELPER int tsl_check_compact(const char* f, const char* p, const DLTensor* t
 
 }  // namespace
 
-const char* CArithmeticHelpers() { return kArithmetic; }
+const char* CIntegerHelpers() { return kIntArithmetic; }
+
+const char* CArithmeticHelpers() {
+  static const std::string text = std::string(kIntArithmetic) + kFloatArithmetic;
+  return text.c_str();
+}
 
 const char* CPrelude() {
-  static const std::string text = std::string(kHeader) + kArithmetic + kRest;
+  static const std::string text = std::string(kHeader) + kIntArithmetic + kFloatArithmetic + kRest;
   return text.c_str();
 }
 

@@ -12,6 +12,8 @@ const char* CPrelude();
 // The part of the prelude with the integer and float division helpers (wrapping +-*, floor/trunc
 // division, min/max, abs), written against a TSL_HELPER macro its includer defines.
 const char* CArithmeticHelpers();
+// Its integer half only (valid MSL too: C casts and fixed-width types, no double).
+const char* CIntegerHelpers();
 
 }  // namespace codegen
 }  // namespace tessel

@@ -25,7 +25,7 @@ class WrapperWriter {
  public:
   WrapperWriter(const PrimFunc& func, const std::string& symbol, NameTable* names,
                 CEmitter* emitter)
-      : func_(func), f_(symbol), names_(names), cg_(emitter), cuda_(TargetsCUDA(func)) {}
+      : func_(func), f_(symbol), names_(names), cg_(emitter), gpu_(TargetGPU(func)) {}
 
   std::string Write(const std::string& kernel_name, std::vector<std::string>* kernel_params);
 
@@ -50,8 +50,10 @@ class WrapperWriter {
                    bool nonneg, const std::string& guard = "");
   void Bind(const Var& v, const std::string& value, const std::string& what, bool nonneg);
   std::string Source(const Var& v) { return bound_from_.at(v.get()); }
-  std::string DeviceType() const { return cuda_ ? "kDLCUDA" : "kDLCPU"; }
-  std::string DeviceName() const { return cuda_ ? "cuda" : "cpu"; }
+  std::string DeviceType() const {
+    return gpu_ == "cuda" ? "kDLCUDA" : gpu_ == "metal" ? "kDLMetal" : "kDLCPU";
+  }
+  std::string DeviceName() const { return gpu_.empty() ? "cpu" : gpu_; }
 
   const PrimFunc& func_;
   std::string f_;
@@ -61,8 +63,9 @@ class WrapperWriter {
   std::unordered_map<const Object*, std::string> bound_from_;
   std::vector<Var> bound_order_;
   std::string first_tensor_, first_tensor_name_;
-  // Tensors on a CUDA device instead of the CPU (launch_kernel.h); the kernel gets tsl_device_id.
-  bool cuda_;
+  // "cuda" or "metal": tensors on that GPU instead of the CPU (launch_kernel.h); the kernel gets
+  // tsl_device_id.
+  std::string gpu_;
 };
 
 std::string DTypeCondition(const std::string& t, DataType d) {
@@ -246,6 +249,18 @@ void WrapperWriter::Tensor(int i, const Var& param, const Buffer& buf) {
   }
   Check(t + "->data == NULL && tsl_numel(" + t + ") != 0", "ValueError", p + ".data",
         "expected a non-null pointer, got NULL");
+  if (gpu_ == "metal") {
+    // data is an id<MTLBuffer>, not an address: the kernel gets the handle and the byte offset
+    // (setBuffer:offset:), the offset left to the indices when the buffer declares elem_offset.
+    std::string ref = "tsl_mb" + std::to_string(i);
+    Line("tsl_metal_buffer_t " + ref + " = {" + t + "->data, " +
+         (zero_offset ? t + "->byte_offset" : std::string("0")) + "};");
+    cg_->Define(buf->data, buf->dtype);
+    names_->Alias(param, buf->data);
+    cg_->Define(param);
+    Line("void* " + names_->Get(buf->data) + " = &" + ref + ";");
+    return;
+  }
   std::string addr = "((uintptr_t)" + t + "->data + (uintptr_t)" + t + "->byte_offset)";
   if (elem_bytes > 1) {
     Check(addr + " % " + eb + " != 0", "ValueError", p + ".data",
@@ -287,6 +302,10 @@ void WrapperWriter::Scalar(int i, const Var& param) {
   DataType t = param.dtype();
   std::string name = names_->Get(param);
   if (t.is_handle()) {
+    if (gpu_ == "metal") {
+      Unsupported(
+          "a pointer parameter " + p + " that is not a buffer (a metal kernel takes tensors)", f_);
+    }
     cg_->Define(param);
     std::string tt = "tsl_h" + std::to_string(i);
     Line("void* " + name + " = NULL;");
@@ -385,7 +404,7 @@ std::string WrapperWriter::Write(const std::string& kernel_name,
     kernel_params->push_back(CType(v.dtype()) + " " + names_->Get(v));
     call_args.push_back(names_->Get(v));
   }
-  if (cuda_) {
+  if (!gpu_.empty()) {
     // Launches go to the device of the tensors (0 when the function takes none).
     kernel_params->push_back("int32_t tsl_device_id");
     call_args.push_back(first_tensor_.empty() ? "0"

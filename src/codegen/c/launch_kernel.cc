@@ -127,14 +127,16 @@ bool LaunchesKernels(const ir::PrimFunc& func) {
   return found;
 }
 
-bool TargetsCUDA(const ir::PrimFunc& func) {
+std::string TargetGPU(const ir::PrimFunc& func) {
   if (auto target = func->attrs.Get("target")) {
     if (auto s = target->try_cast<tvm::ffi::String>()) {
       std::string text = *s;
-      if (text == "cuda" || text.rfind("cuda ", 0) == 0) return true;
+      for (const char* gpu : {"cuda", "metal"}) {
+        if (text == gpu || text.rfind(std::string(gpu) + " ", 0) == 0) return gpu;
+      }
     }
   }
-  return LaunchesKernels(func);
+  return LaunchesKernels(func) ? "cuda" : "";
 }
 
 const char* LaunchSection() { return kLaunchSection; }

@@ -18,10 +18,13 @@ bool IsLaunchCall(const tvm::ffi::ObjectRef& node);
 // Whether the body of `func` calls launch_kernel.
 bool LaunchesKernels(const ir::PrimFunc& func);
 
-// Whether `func`'s tensors live on a CUDA device: its attr "target" is "cuda" (or "cuda
-// <options>"), or it launches kernels. The host wrapper then requires kDLCUDA tensors, all on one
-// device, and passes that device's id to the kernel as `tsl_device_id`.
-bool TargetsCUDA(const ir::PrimFunc& func);
+// The GPU `func`'s tensors live on: "metal" when its attr "target" is "metal" (or "metal
+// <options>"), "cuda" when it is "cuda ..." or the function launches kernels, else "" (the CPU).
+// For a GPU the host wrapper requires tensors of that device type, all on one device, and passes
+// that device's id to the kernel as `tsl_device_id`. For metal it also passes each buffer as a
+// TesselMetalBufferRef (include/tessel/runtime/metal_context.h): the tensor's MTLBuffer handle
+// and byte offset, never an address computed from the handle.
+std::string TargetGPU(const ir::PrimFunc& func);
 
 // The unit-level part a translation unit with launches needs once, after the prelude: the
 // definition of __tvm_ffi__library_ctx and the tsl_launch helpers.
