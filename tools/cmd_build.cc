@@ -17,15 +17,18 @@ namespace tools {
 
 const char kBuildUsage[] =
     "usage: tessel build FILE [--target TARGET] -o OUT.so [--emit-c OUT.c] [--emit-cuda OUT.cu]\n"
-    "                   [--timing]\n\n"
+    "                   [--emit-metal OUT.metal] [--timing]\n\n"
     "Parses FILE (the text format, docs/text_format.md; '-' reads stdin), lowers it, generates C,\n"
     "compiles it with the system C compiler (TESSEL_CC, else CC, else cc) and writes the shared\n"
     "library to OUT.so. Errors are printed to stderr and make the exit status 1.\n\n"
-    "  --target TARGET  the target string: c (default) or cuda, e.g. \"cuda -arch=sm_90\" (the\n"
-    "                   kernels are compiled with NVRTC, or nvcc, and embedded in OUT.so)\n"
+    "  --target TARGET  the target string: c (default), cuda, e.g. \"cuda -arch=sm_90\" (the\n"
+    "                   kernels are compiled with NVRTC, or nvcc, and embedded in OUT.so), or\n"
+    "                   metal, e.g. \"metal -msl=3.1\" (the MSL is embedded in OUT.so and\n"
+    "                   compiled by the Metal runtime on first launch)\n"
     "  -o OUT.so        where to write the library\n"
     "  --emit-c OUT.c   also write the generated C there\n"
     "  --emit-cuda OUT.cu  target cuda: also write the generated CUDA C++ there\n"
+    "  --emit-metal OUT.metal  target metal: also write the generated MSL there\n"
     "  --timing         print the seconds of each step (lower, codegen, cc, load) to stderr\n";
 
 namespace {
@@ -37,7 +40,7 @@ void PrintError(const std::string& message) {
 }  // namespace
 
 int BuildMain(const std::vector<std::string>& args) {
-  std::string file, out, emit_c, emit_cuda, target_text = "c";
+  std::string file, out, emit_c, emit_cuda, emit_metal, target_text = "c";
   bool timing = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -55,6 +58,8 @@ int BuildMain(const std::vector<std::string>& args) {
       ok = value(&emit_c);
     } else if (a == "--emit-cuda") {
       ok = value(&emit_cuda);
+    } else if (a == "--emit-metal") {
+      ok = value(&emit_metal);
     } else if (a == "--timing") {
       timing = true;
     } else if (a.size() > 1 && a[0] == '-') {
@@ -96,6 +101,10 @@ int BuildMain(const std::vector<std::string>& args) {
       std::cerr << "tessel build: --emit-cuda needs target cuda\n";
       return kExitFailure;
     }
+    if (!emit_metal.empty() && target->kind != "metal") {
+      std::cerr << "tessel build: --emit-metal needs target metal\n";
+      return kExitFailure;
+    }
     codegen::CompiledModule built = codegen::Build(mod, target);
     built->ExportLibrary(out);
     if (!emit_c.empty()) {
@@ -106,11 +115,14 @@ int BuildMain(const std::vector<std::string>& args) {
         return kExitFailure;
       }
     }
-    if (!emit_cuda.empty()) {
-      std::ofstream cu(emit_cuda, std::ios::binary | std::ios::trunc);
-      cu << std::string(built->cuda_source);
-      if (!cu) {
-        std::cerr << "tessel build: cannot write " << emit_cuda << "\n";
+    for (const auto& [path, text] :
+         {std::pair<std::string, std::string>{emit_cuda, built->cuda_source},
+          {emit_metal, built->metal_source}}) {
+      if (path.empty()) continue;
+      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+      f << text;
+      if (!f) {
+        std::cerr << "tessel build: cannot write " << path << "\n";
         return kExitFailure;
       }
     }
