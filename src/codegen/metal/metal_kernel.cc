@@ -958,6 +958,16 @@ std::string Kernel::Run(runtime::MetalKernelInfo* info) {
     }
     std::string n;
     MetalParamInfo pi;
+    DataType pt = p.dtype().is_handle() ? p->pointee : p.dtype();
+    if (auto buf = func_->buffer_map.find(p); buf != func_->buffer_map.end()) {
+      pt = (*buf).second->dtype;
+    }
+    if (pt.is_float() && pt.bits() == 64) {
+      MetalUnsupported("the float64 " + std::string(p.dtype().is_handle() ? "buffer " : "") +
+                           "parameter '" + std::string(p->name_hint) +
+                           "' (Metal has no double; compute in float32)",
+                       name_);
+    }
     if (p.dtype().is_handle()) {
       DataType elem = p->pointee;
       auto buf = func_->buffer_map.find(p);
