@@ -13,13 +13,15 @@
 #error "the Metal runtime is written for ARC: compile it with -fobjc-arc (cmake/TesselMetal.cmake)"
 #endif
 
-#import <Foundation/Foundation.h>
-#import <Metal/Metal.h>
+// The C++ headers first: Apple's headers define macros (YES, NO, nil, ...) that they never need.
 #include <tessel/runtime/metal_module.h>
 #include <tvm/ffi/error.h>
 
 #include <exception>
 #include <string>
+
+#import <Foundation/Foundation.h>
+#import <Metal/Metal.h>
 
 // The SDK a file is compiled against (not the OS it runs on, which @available checks): newer
 // symbols exist only in newer SDKs.
