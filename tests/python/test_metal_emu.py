@@ -614,12 +614,16 @@ def test_launch_limits():
 
 
 def test_as_metal_is_a_view_on_metal():
-    a = np.arange(16, dtype=np.float32)
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)[:, 1:]  # strided
     t = metal_emu.as_metal(a, 8)
-    assert t.device.type == "metal" if hasattr(t.device, "type") else True
-    assert t.device.dlpack_device_type() == 8  # kDLMetal
-    assert tuple(t.shape) == (16,)
-    assert t.dtype == tvm_ffi.dtype("float32") if hasattr(tvm_ffi, "dtype") else True
+    assert (t.device.type, t.device.index) == ("metal", 0)
+    assert t.shape == (4, 3) and t.strides == (4, 1) and str(t.dtype) == "float32"
+    assert t.data_ptr() == a.ctypes.data + 8  # the same memory, the extra offset added
+    # Kernels write through the view into the array.
+    b = np.zeros(8, np.float32)
+    metal_emu.run(ARGS, "affine", [1], [8], {0: metal_emu.as_metal(b), 5: np.ones(8, np.float32)},
+                  affine_args(8, 1.0, 2, 0.0))
+    np.testing.assert_array_equal(b, np.full(8, 3.0, np.float32))
 
 
 def module_bytes(source: str, kernels: list[dict]) -> bytes:

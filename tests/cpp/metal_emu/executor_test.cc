@@ -12,6 +12,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tessel {
@@ -239,6 +240,39 @@ TEST(MetalEmuExecutor, InstalledItServesLaunchMetal) {
   EXPECT_EQ(runtime::GetMetalExecutor(), before);
   Uninstall();  // unbalanced: nothing to restore, no change
   EXPECT_EQ(runtime::GetMetalExecutor(), before);
+}
+
+TEST(MetalEmuExecutor, ConcurrentLaunchesOnSeveralHostThreads) {
+  // A source no other test compiles, so that the threads race for its first compile; one thread
+  // runs a kernel that faults, and the fault stays that thread's error.
+  std::string good = std::string(kSource) + "// concurrent\n";
+  std::string bad = good;
+  bad.replace(bad.find("stage[(t + 1) % 64]"), 19, "stage[t + 1]");
+  constexpr int kThreads = 4;
+  std::vector<std::string> errors(kThreads);
+  std::vector<bool> correct(kThreads, true);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kThreads; ++w) {
+    workers.emplace_back([&, w] {
+      for (int rep = 0; rep < 5; ++rep) {
+        Fixture f(130);
+        f.module->source = w == 0 ? bad : good;
+        std::string e = EncodeError(f.Plan(130));
+        if (w == 0) {
+          errors[w] = e;
+          continue;
+        }
+        if (!e.empty()) errors[w] = e;
+        for (int i = 0; i < 130; ++i) correct[w] = correct[w] && f.out[i] == i * 2.0f + 0.5f;
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  EXPECT_NE(errors[0].find("write past the end of stage"), std::string::npos) << errors[0];
+  for (int w = 1; w < kThreads; ++w) {
+    EXPECT_EQ(errors[w], "") << w;
+    EXPECT_TRUE(correct[w]) << w;
+  }
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ FiberStack::FiberStack(size_t bytes) {
 
 FiberStack::~FiberStack() { munmap(base_, mapped_); }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(TESSEL_METAL_EMU_USE_UCONTEXT)
 
 extern "C" {
 // tessel_metal_emu_switch(void** save_sp, void* load_sp): pushes the callee-saved registers and

@@ -1,14 +1,14 @@
 // Fibers for the emulated threads of a threadgroup: a stack each and a context switch. On x86-64
 // the switch saves the callee-saved registers and the floating-point control words on the stack
 // and swaps stack pointers (no system call, unlike swapcontext, which also saves the signal mask);
-// elsewhere it is ucontext.
+// elsewhere (or with TESSEL_METAL_EMU_USE_UCONTEXT defined) it is ucontext.
 #ifndef TESSEL_METAL_EMU_FIBER_H_
 #define TESSEL_METAL_EMU_FIBER_H_
 
 #include <cstddef>
 #include <cstdint>
 
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) || defined(TESSEL_METAL_EMU_USE_UCONTEXT)
 #include <ucontext.h>
 #endif
 
@@ -41,7 +41,7 @@ class FiberStack {
 
 // A suspended execution context.
 struct FiberContext {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(TESSEL_METAL_EMU_USE_UCONTEXT)
   void* sp = nullptr;
 #else
   ucontext_t uc;
