@@ -32,6 +32,11 @@ REPO = Path(__file__).resolve().parents[2]
 ORDERS: tuple[tuple[str, int], ...] = (("forward", 0), ("reverse", 0), ("random", 20260601))
 
 
+def parametrize_orders():
+    """pytest.mark.parametrize("order,seed", ORDERS), with the order names as ids."""
+    return pytest.mark.parametrize("order,seed", ORDERS, ids=[o for o, _ in ORDERS])
+
+
 def candidate_paths() -> list[Path]:
     paths = []
     env = os.environ.get("TESSEL_METAL_EMU_LIBRARY")

@@ -183,6 +183,17 @@ TEST(MetalEmuExecutor, KernelTableMustAgreeWithTheMsl) {
   }
 }
 
+TEST(MetalEmuExecutor, BfloatNeedsMsl31) {
+  Fixture f(64);
+  f.module->source = std::string(kSource) + "static inline bfloat tsl_bf(bfloat x) { return x; }\n";
+  f.module->msl_version = "3.1";
+  EXPECT_EQ(EncodeError(f.Plan(64)), "");
+  f.module->msl_version = "2.4";
+  EXPECT_EQ(EncodeError(f.Plan(64)),
+            "metal_emu: kernel scale_kernel: the source uses bfloat, which needs MSL 3.1; the "
+            "module asks for MSL 2.4");
+}
+
 TEST(MetalEmuExecutor, ErrorsNameKernelGroupAndThread) {
   Fixture f(64);
   f.module->source = std::string(kSource).replace(std::string(kSource).find("stage[(t + 1) % 64]"),

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -73,10 +74,11 @@ class WorkDir {
   }
   ~WorkDir() {
     if (keep_) return;
-    std::string cmd = "rm -rf '" + path_ + "'";
-    if (std::system(cmd.c_str()) != 0) {
-      // Nothing to do at exit; the directory stays behind.
-    }
+    // Depth first, so directories are empty when removed; at exit, errors leave files behind.
+    nftw(
+        path_.c_str(),
+        [](const char* p, const struct stat*, int, struct FTW*) { return remove(p); }, 16,
+        FTW_DEPTH | FTW_PHYS);
   }
   const std::string& path() const { return path_; }
 

@@ -34,6 +34,7 @@ class KernelLibrary {
   const Kernel* Find(const std::string& name) const;
   const std::vector<Kernel>& kernels() const { return kernels_; }
   const std::string& path() const { return path_; }
+  bool uses_bfloat() const { return translation_.uses_bfloat; }
   // "kernel.metal:23" for an instruction address inside this library, or "" (no line table,
   // addr2line missing, or not ours).
   std::string SourceLine(const void* pc) const;

@@ -255,6 +255,13 @@ std::string CheckTable(const EmuKernelTable& t, const KernelLibrary::Kernel& k,
   return out;
 }
 
+// Whether "major.minor" is below major.minor (an unreadable version is not).
+bool MslVersionBelow(const std::string& version, int major, int minor) {
+  int a = 0, b = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &a, &b) < 1) return false;
+  return a < major || (a == major && b < minor);
+}
+
 }  // namespace
 
 void RunKernel(const EmuLaunch& launch) {
@@ -281,6 +288,10 @@ void RunKernel(const EmuLaunch& launch) {
     fail("no such kernel in the MSL source (it has: " + names + ")");
   }
   const MslKernel& sig = *k->signature;
+  if (!launch.msl_version.empty() && lib->uses_bfloat() &&
+      MslVersionBelow(launch.msl_version, 3, 1))
+    fail("the source uses bfloat, which needs MSL 3.1; the module asks for MSL " +
+         launch.msl_version);
 
   // ---- the launch against Metal's limits and the kernel's signature ----
   uint64_t threads = 1;

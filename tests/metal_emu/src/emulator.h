@@ -47,6 +47,7 @@ struct EmuLaunch {
   Order order = Order::kForward;
   uint64_t seed = 0;
   std::optional<EmuKernelTable> table;  // checked when present
+  std::string msl_version;              // the language version asked for ("" = any)
 };
 
 void RunKernel(const EmuLaunch& launch);

@@ -123,6 +123,7 @@ EmuLaunch LaunchFromPlan(const MetalLaunchPlan& plan) {
   table.threadgroup_dynamic = info.threadgroup_dynamic;
   table.max_threads = info.max_threads;
   launch.table = std::move(table);
+  launch.msl_version = plan.module->msl_version;
   return launch;
 }
 

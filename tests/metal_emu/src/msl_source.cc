@@ -184,6 +184,8 @@ class Translator {
     MslTranslation out;
     out.cxx = ApplyEdits() + Trampolines();
     out.kernels = std::move(kernels_);
+    for (const Token& t : toks_)
+      out.uses_bfloat |= t.kind == Token::kIdent && t.text.rfind("bfloat", 0) == 0;
     return out;
   }
 

@@ -59,6 +59,7 @@ struct MslKernel {
 struct MslTranslation {
   std::string cxx;  // the source to compile
   std::vector<MslKernel> kernels;
+  bool uses_bfloat = false;  // bfloat needs MSL 3.1
 };
 
 // `file_name` is what #line directives call the MSL (compiler messages name it).

@@ -163,7 +163,6 @@ const unsigned char* Scheduler::SimdGather(const void* value, uint32_t size, con
   uint32_t l = t % kWidth;
   if (size > TESSEL_METAL_EMU_MAX_SIMD_BYTES) Fail("a simd operand is larger than 64 bytes");
   if (size > 0) std::memcpy(g.buffer.data() + (g.generation & 1) * kBlock + l * size, value, size);
-  g.size = size;
   Suspend(State::kAtSimd, site);
   Thread& th = threads_[t];
   *active = th.result_active;

@@ -84,7 +84,6 @@ class Scheduler {
   };
   struct SimdGroup {
     uint32_t generation = 0;            // rendezvous released so far
-    uint32_t size = 0;                  // bytes per lane of the pending rendezvous
     std::vector<unsigned char> buffer;  // two generations x 32 lanes x the largest value
   };
 
