@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 from pathlib import Path
 
 import tvm_ffi  # loads libtvm_ffi first: libtessel resolves its symbols against it
 
-LIB_NAME = "libtessel.so"
+# CMake names shared libraries .dylib on macOS (where the Metal runtime is built).
+LIB_NAME = "libtessel.dylib" if sys.platform == "darwin" else "libtessel.so"
 
 
 def candidate_paths() -> list[Path]:
