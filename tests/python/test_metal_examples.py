@@ -195,3 +195,27 @@ def test_a_real_kernel_with_its_barrier_deleted_fails_in_some_order():
                       order=order, seed=seed)
         np.testing.assert_allclose(b, want, rtol=1e-5, atol=1e-5)
     assert wrong, "no thread order exposed the missing barrier"
+
+
+# ---- TVM's own printed CUDA programs (tests/python/tvm_corpus), built for metal ----
+
+import test_tvm_corpus as corpus  # noqa: E402
+
+GPU_CORPUS = [e for e in corpus.MANIFEST if e["target"] == "cuda"]
+
+
+@pytest.mark.parametrize("entry", GPU_CORPUS, ids=[e["function"] for e in GPU_CORPUS])
+def test_tvm_corpus_gpu_programs(entry):
+    f = tessel.parse((corpus.CORPUS / entry["file"]).read_text(), entry["file"])
+    mod = tessel.build(f, target="metal")
+    inputs, outputs = corpus._arrays(entry)
+    expected = corpus._expected(entry, inputs)
+    args, outs = iter(inputs), iter(outputs)
+    ordered = [next(outs) if p["name"] in entry["outputs"] else next(args)
+               for p in entry["params"]]
+    for order, seed in metal_emu.ORDERS:
+        for out in outputs:
+            out[...] = 0
+        with metal_emu.installed(order, seed):
+            mod[entry["function"]](*[metal_emu.as_metal(x) for x in ordered])
+        corpus._compare(entry, outputs, expected)
