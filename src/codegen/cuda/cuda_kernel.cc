@@ -22,6 +22,7 @@
 #include <unordered_set>
 
 #include "codegen/cuda/codegen_cuda.h"
+#include "codegen/gpu_kernel.h"
 
 namespace tessel {
 namespace codegen {
@@ -64,84 +65,54 @@ std::string Member(int k) { return std::string(".") + "xyzw"[k]; }
 
 class Kernel;
 
-// Expression text for one lane (lane < 0: a scalar expression).
-class LaneEmitter : public ExprFunctor<std::string(const PrimExpr&)> {
+// Expression text for one lane (lane < 0: a scalar expression), in CUDA C++.
+class LaneEmitter : public GpuLaneEmitter {
  public:
-  LaneEmitter(Kernel* k, int lane) : k_(k), lane_(lane) {}
-
-  std::string Sub(const PrimExpr& e) {
-    if (e.dtype().is_scalar()) return LaneEmitter(k_, -1)(e);
-    return VisitExpr(e);
-  }
+  LaneEmitter(Kernel* k, int lane);
 
   std::string VisitExpr_(const IntImmNode* op) override { return IntLiteral(op->dtype, op->value); }
   std::string VisitExpr_(const FloatImmNode* op) override {
     return FloatLiteral(op->dtype, op->value);
   }
-  std::string VisitExpr_(const StringImmNode* op) override;
-  std::string VisitExpr_(const VarNode* op) override;
   std::string VisitExpr_(const CastNode* op) override {
     return CastScalar(op->dtype.element_of(), op->value.dtype().element_of(), Sub(op->value));
   }
-
-#define TESSEL_BINARY(Name)                               \
-  std::string VisitExpr_(const Name##Node* op) override { \
-    return Binary(BinOp::k##Name, op->a, op->b);          \
-  }
-  TESSEL_CODEGEN_FOR_EACH_BINOP(TESSEL_BINARY)
-#undef TESSEL_BINARY
-
-  std::string VisitExpr_(const NotNode* op) override { return "(!" + Sub(op->a) + ")"; }
-  std::string VisitExpr_(const SelectNode* op) override {
-    return "(" + Sub(op->condition) + " ? " + Sub(op->true_value) + " : " + Sub(op->false_value) +
-           ")";
-  }
   std::string VisitExpr_(const RampNode* op) override;
-  std::string VisitExpr_(const BroadcastNode* op) override { return Sub(op->value); }
-  std::string VisitExpr_(const ShuffleNode* op) override;
   std::string VisitExpr_(const LetNode* op) override;
-  std::string VisitExpr_(const BufferLoadNode* op) override;
   std::string VisitExpr_(const CallNode* op) override;
 
  private:
-  std::string Binary(BinOp op, const PrimExpr& a, const PrimExpr& b);
-  Kernel* k_;
-  int lane_;
+  std::string Binary(BinOp op, const PrimExpr& a, const PrimExpr& b) override;
+  Kernel* kernel_;
 };
 
-class Kernel : public StmtFunctor<void(const Stmt&)> {
+class Kernel : public GpuKernel {
  public:
-  Kernel(const PrimFunc& func, std::string name) : func_(func), name_(std::move(name)) {
+  Kernel(const PrimFunc& func, std::string name) : GpuKernel(func, std::move(name)) {
     for (const char* r : kCudaReserved) names_.Reserve(r);
     names_.Reserve("tsl_dyn_smem");
   }
 
   std::string Run(bool* uses_grid_sync);
 
-  // ---- state the lane emitter reads ----
-  const std::string& name() const { return name_; }
-  std::string VarRef(const Var& v, int lane) {
-    auto it = defined_.find(v.get());
-    if (it == defined_.end()) {
-      CudaUnsupported("variable '" + std::string(v->name_hint) + "' used where it is not defined",
-                      name_);
-    }
-    const std::string& n = names_.Get(v);
-    if (v.dtype().is_vector() && it->second.lane_array) {
-      if (lane < 0) CudaUnsupported("vector variable " + n + " used as a scalar", name_);
-      return n + "[" + std::to_string(lane) + "]";
-    }
-    return n;
+  [[noreturn]] void Fail(const std::string& what) const override { CudaUnsupported(what, name_); }
+  std::string Scalar(const PrimExpr& e) override { return LaneEmitter(this, -1)(e); }
+  std::string Lane(const PrimExpr& e, int lane) override { return LaneEmitter(this, lane).Sub(e); }
+  std::string ElemType(DataType elem) override { return StorageCType(elem); }
+  std::string ValueType(DataType t) override { return CType(t.element_of()); }
+  VarInfo InfoOf(const Var& v) override {
+    std::string pointee;
+    if (v.dtype().is_handle() && !v->pointee.is_void()) pointee = StorageCType(v->pointee);
+    return VarInfo{pointee, "", false};
   }
-  // C pointer to elements of `elem` through handle `data`.
-  std::string Pointer(const Var& data, DataType elem) {
-    std::string n = VarRef(data, -1);
-    std::string want = StorageCType(elem.element_of());
-    if (defined_.at(data.get()).pointee == want) return n;
-    return "((" + want + "*)" + n + ")";
+  std::string DeclType(const Var& v) override {
+    if (v.dtype().is_handle()) {
+      return v->pointee.is_void() ? "void*" : StorageCType(v->pointee) + "*";
+    }
+    return CType(v.dtype().element_of());
   }
   // A hoisted wide load, if `op` has one: the lane's text.
-  bool HoistedLane(const BufferLoadNode* op, int lane, std::string* out) {
+  bool HoistedLane(const BufferLoadNode* op, int lane, std::string* out) override {
     auto it = hoisted_.find(op);
     if (it == hoisted_.end() || lane < 0) return false;
     const Hoisted& h = it->second;
@@ -153,10 +124,14 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
     }
     return true;
   }
+  // Hoists the wide loads of `e` into temporaries before the current statement.
+  void Prepare(const PrimExpr& e) override;
+  void Done() override { hoisted_.clear(); }
+
   // Defines `v` for the duration of an expression Let; returns whether it was defined before.
   bool DefineScalar(const Var& v) {
     bool was = defined_.count(v.get()) != 0;
-    defined_[v.get()] = VarInfo{"", false};
+    defined_[v.get()] = VarInfo{"", "", false};
     names_.Get(v);
     return was;
   }
@@ -165,15 +140,9 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
   std::string DeclName(const Var& v) { return names_.Get(v); }
 
   // ---- statements ----
-  void VisitStmt_(const SeqStmtNode* op) override {
-    for (const Stmt& s : op->seq) VisitStmt(s);
-  }
-  void VisitStmt_(const DeclBufferNode* op) override { VisitStmt(op->body); }
-  void VisitStmt_(const LetStmtNode* op) override;
   void VisitStmt_(const AttrStmtNode* op) override;
   void VisitStmt_(const AssertStmtNode* op) override;
   void VisitStmt_(const BufferStoreNode* op) override;
-  void VisitStmt_(const EvaluateNode* op) override;
   void VisitStmt_(const IfThenElseNode* op) override {
     Line("if (" + Scalar(op->condition) + ") {");
     Body(op->then_case);
@@ -188,58 +157,14 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
     Body(op->body);
     Line("}");
   }
-  void VisitStmt_(const ForNode* op) override;
   void VisitStmt_(const AllocateNode* op) override;
-  void VisitStmt_(const BlockNode* op) override {
-    CudaUnsupported("Block '" + std::string(op->name_hint) + "' (not lowered: run LowerBlocks)",
-                    name_);
-  }
-  void VisitStmt_(const BlockRealizeNode* op) override {
-    CudaUnsupported("BlockRealize (not lowered: run LowerBlocks)", name_);
-  }
 
  private:
-  struct VarInfo {
-    std::string pointee;  // storage type a handle points at; "" = void*
-    bool lane_array;      // a vector variable held as an array of lanes
-  };
   struct Hoisted {
     std::string name;
     bool members;
   };
 
-  std::string Scalar(const PrimExpr& e) { return LaneEmitter(this, -1)(e); }
-  std::string Lane(const PrimExpr& e, int lane) { return LaneEmitter(this, lane).Sub(e); }
-  void Line(const std::string& s) { os_ << std::string(2 * indent_, ' ') << s << "\n"; }
-  void Body(const Stmt& s) {
-    ++indent_;
-    std::vector<const Object*> saved = std::move(block_vars_);
-    block_vars_.clear();
-    VisitStmt(s);
-    for (const Object* v : block_vars_) defined_.erase(v);
-    block_vars_ = std::move(saved);
-    --indent_;
-  }
-  // Declares `v` in the current C block; false when the block already declares it (assign).
-  bool Declare(const Var& v, VarInfo info) {
-    for (const Object* o : block_vars_) {
-      if (o == v.get()) return false;
-    }
-    if (defined_.count(v.get())) {
-      CudaUnsupported("variable '" + std::string(v->name_hint) + "' bound again inside its scope",
-                      name_);
-    }
-    defined_[v.get()] = info;
-    block_vars_.push_back(v.get());
-    names_.Get(v);
-    return true;
-  }
-  std::string DeclType(const Var& v) {
-    if (v.dtype().is_handle()) {
-      return v->pointee.is_void() ? "void*" : StorageCType(v->pointee) + "*";
-    }
-    return CType(v.dtype().element_of());
-  }
   // Whether the base address of `buf` is known to be 16-byte aligned: memory this kernel declares
   // (__align__(16)). Parameter buffers come from callers, whom the host wrapper holds only to
   // element alignment, so their wide accesses test the address at run time (tsl_wide_load/store;
@@ -256,46 +181,28 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
     int64_t elems = bytes / t.bytes();
     return m->coeff % elems == 0 && m->base % elems == 0;
   }
-  // Hoists the wide loads of `e` into temporaries before the current statement.
-  void HoistLoads(const PrimExpr& e);
   void ThreadExtent(const AttrStmtNode* op);
 
-  const PrimFunc& func_;
-  std::string name_;
-  NameTable names_;
-  std::unordered_map<const Object*, VarInfo> defined_;
-  std::vector<const Object*> block_vars_;
   std::unordered_map<const BufferLoadNode*, Hoisted> hoisted_;
   std::map<std::string, int64_t> thread_extent_;  // constant threadIdx extents seen
   std::set<std::string> open_tags_;
   std::unordered_map<const Object*, PrimExpr> dyn_offsets_;
   arith::Analyzer analyzer_;
-  std::ostringstream os_;
-  int indent_ = 1;
-  int temps_ = 0;
   bool grid_sync_ = false;
   bool block_size_known_ = true;
 };
 
 // ---- expressions ----
 
-std::string LaneEmitter::VisitExpr_(const StringImmNode* op) {
-  CudaUnsupported("a string constant outside a call", k_->name());
-}
-std::string LaneEmitter::VisitExpr_(const ShuffleNode* op) {
-  CudaUnsupported("Shuffle", k_->name());
-}
-std::string LaneEmitter::VisitExpr_(const VarNode* op) {
-  return k_->VarRef(GetRef<Var>(op), lane_);
-}
+LaneEmitter::LaneEmitter(Kernel* k, int lane) : GpuLaneEmitter(k, lane), kernel_(k) {}
 
 std::string LaneEmitter::Binary(BinOp op, const PrimExpr& a, const PrimExpr& b) {
   DataType t = a.dtype().element_of();
-  return ScalarBinary(op, t, Sub(a), Sub(b), k_->name());
+  return ScalarBinary(op, t, Sub(a), Sub(b), kernel_->name());
 }
 
 std::string LaneEmitter::VisitExpr_(const RampNode* op) {
-  if (lane_ < 0) CudaUnsupported("a Ramp used as a scalar", k_->name());
+  if (lane_ < 0) CudaUnsupported("a Ramp used as a scalar", kernel_->name());
   DataType t = op->base.dtype();
   if (lane_ == 0) return Sub(op->base);
   // Constant strides (the common case) fold into one literal when it fits the type.
@@ -312,34 +219,22 @@ std::string LaneEmitter::VisitExpr_(const RampNode* op) {
     if (fits(step)) return ScalarBinary(BinOp::kAdd, t, Sub(op->base), IntLiteral(t, step), "");
   }
   std::string step = ScalarBinary(BinOp::kMul, t, IntLiteral(t, lane_), Sub(op->stride), "");
-  return ScalarBinary(BinOp::kAdd, t, Sub(op->base), step, k_->name());
+  return ScalarBinary(BinOp::kAdd, t, Sub(op->base), step, kernel_->name());
 }
 
 // A Let inside an expression: an immediately called lambda binds the value (per lane for vectors).
 std::string LaneEmitter::VisitExpr_(const LetNode* op) {
   std::string value = Sub(op->value);
-  bool was = k_->DefineScalar(op->var);
-  std::string name = k_->DeclName(op->var);
+  bool was = kernel_->DefineScalar(op->var);
+  std::string name = kernel_->DeclName(op->var);
   std::string body = Sub(op->body);
-  if (!was) k_->Undefine(op->var);
+  if (!was) kernel_->Undefine(op->var);
   return "([&]() { " + CType(op->var.dtype().element_of()) + " " + name + " = " + value +
          "; return " + body + "; }())";
 }
 
-std::string LaneEmitter::VisitExpr_(const BufferLoadNode* op) {
-  if (op->indices.size() != 1) {
-    CudaUnsupported("a BufferLoad of " + std::string(op->buffer->name) + " with " +
-                        std::to_string(op->indices.size()) + " indices (not flattened)",
-                    k_->name());
-  }
-  std::string hoisted;
-  if (k_->HoistedLane(op, lane_, &hoisted)) return hoisted;
-  std::string ptr = k_->Pointer(op->buffer->data, op->dtype.element_of());
-  return ptr + "[" + Sub(op->indices[0]) + "]";
-}
-
 std::string LaneEmitter::VisitExpr_(const CallNode* op) {
-  const std::string& fn = k_->name();
+  const std::string& fn = kernel_->name();
   auto opref = op->op.as<Op>();
   if (!opref) CudaUnsupported("a call of another function", fn);
   std::string name = (*opref)->name;
@@ -366,7 +261,7 @@ std::string LaneEmitter::VisitExpr_(const CallNode* op) {
   if (name == "pdl_sync") return "tsl_pdl_wait()";
   if (name == "pdl_trigger") return "tsl_pdl_launch_dependents()";
   if (name == "grid_sync") {
-    k_->NoteGridSync();
+    kernel_->NoteGridSync();
     return "cooperative_groups::this_grid().sync()";
   }
   if (name == "shfl_xor" || name == "shfl_down" || name == "shfl_sync") {
@@ -382,20 +277,8 @@ std::string LaneEmitter::VisitExpr_(const CallNode* op) {
   }
   if (name == "assume") return "1";
   if (name == "likely") return "__builtin_expect(!!(" + arg(0) + "), 1)";
-  if (name == "if_then_else") return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
+  if (auto common = CommonCall(op)) return *common;
   std::string c = CType(t);
-  if (name == "shift_left") {
-    if (t.is_uint() && t.bits() >= 32) return "(" + arg(0) + " << " + arg(1) + ")";
-    return "tsl_shl_" + TypeSuffix(t) + "(" + arg(0) + ", " + arg(1) + ")";
-  }
-  if (name == "shift_right") return "((" + c + ")(" + arg(0) + " >> " + arg(1) + "))";
-  if (name == "bitwise_and") return "((" + c + ")(" + arg(0) + " & " + arg(1) + "))";
-  if (name == "bitwise_or") return "((" + c + ")(" + arg(0) + " | " + arg(1) + "))";
-  if (name == "bitwise_xor") return "((" + c + ")(" + arg(0) + " ^ " + arg(1) + "))";
-  if (name == "bitwise_not") {
-    if (t.is_bool()) return "(!" + arg(0) + ")";
-    return "((" + c + ")(~" + arg(0) + "))";
-  }
   if (name == "reinterpret") {
     DataType from = op->args[0].dtype().element_of();
     if (from.bits() != t.bits()) {
@@ -419,13 +302,12 @@ std::string LaneEmitter::VisitExpr_(const CallNode* op) {
   if (name == "abs") {
     if (t.is_floating() && t.bits() == 16) return "((uint16_t)(" + arg(0) + " & 0x7FFFu))";
     if (t.is_float()) return std::string(t.bits() == 32 ? "fabsf(" : "fabs(") + arg(0) + ")";
-    if (t.is_int_or_uint()) return "tsl_abs_" + TypeSuffix(t) + "(" + arg(0) + ")";
   }
   if (name == "address_of") {
     const auto* load = op->args[0].as<BufferLoadNode>();
     if (!load || load->indices.size() != 1) CudaUnsupported("address_of of a non-flat load", fn);
-    return "((void*)(" + k_->Pointer(load->buffer->data, load->dtype.element_of()) + " + " +
-           LaneEmitter(k_, -1)(load->indices[0]) + "))";
+    return "((void*)(" + kernel_->Pointer(load->buffer->data, load->dtype.element_of()) + " + " +
+           kernel_->Scalar(load->indices[0]) + "))";
   }
   if (name == "launch_kernel") CudaUnsupported("launch_kernel inside a device kernel", fn);
   CudaUnsupported("unsupported op " + name, fn);
@@ -452,7 +334,7 @@ class LoadCollector : public ExprVisitor {
   }
 };
 
-void Kernel::HoistLoads(const PrimExpr& e) {
+void Kernel::Prepare(const PrimExpr& e) {
   LoadCollector c;
   c(e);
   for (const BufferLoadNode* load : c.loads) {
@@ -474,35 +356,6 @@ void Kernel::HoistLoads(const PrimExpr& e) {
     }
     hoisted_[load] = Hoisted{tmp, members};
   }
-}
-
-void Kernel::VisitStmt_(const LetStmtNode* op) {
-  HoistLoads(op->value);
-  DataType t = op->value.dtype();
-  if (t.is_vector()) {
-    std::vector<std::string> lanes;
-    for (int k = 0; k < t.lanes(); ++k) lanes.push_back(Lane(op->value, k));
-    bool fresh = Declare(op->var, VarInfo{"", true});
-    std::string n = names_.Get(op->var);
-    if (fresh) Line(CType(t.element_of()) + " " + n + "[" + std::to_string(t.lanes()) + "];");
-    for (int k = 0; k < t.lanes(); ++k) {
-      Line(n + "[" + std::to_string(k) + "] = " + lanes[k] + ";");
-    }
-    hoisted_.clear();
-  } else {
-    std::string value = Scalar(op->value);
-    std::string pointee;
-    if (op->var.dtype().is_handle() && !op->var->pointee.is_void()) {
-      pointee = StorageCType(op->var->pointee);
-    }
-    if (Declare(op->var, VarInfo{pointee, false})) {
-      Line(DeclType(op->var) + " " + names_.Get(op->var) + " = " + value + ";");
-    } else {
-      Line(names_.Get(op->var) + " = " + value + ";");
-    }
-    hoisted_.clear();
-  }
-  VisitStmt(op->body);
 }
 
 void Kernel::ThreadExtent(const AttrStmtNode* op) {
@@ -527,19 +380,13 @@ void Kernel::ThreadExtent(const AttrStmtNode* op) {
     }
   }
   if (ext && *ext >= 1) analyzer_.Bind(*var, Range(MakeConst(var->dtype(), 0), op->value), true);
-  Line("{");
-  ++indent_;
-  std::vector<const Object*> saved = std::move(block_vars_);
-  block_vars_.clear();
-  Declare(*var, VarInfo{"", false});
+  OpenScope();
+  Declare(*var, VarInfo{"", "", false});
   Line(DeclType(*var) + " " + names_.Get(*var) + " = (" + DeclType(*var) + ")" + tag + ";");
   open_tags_.insert(tag);
   VisitStmt(op->body);
   open_tags_.erase(tag);
-  for (const Object* v : block_vars_) defined_.erase(v);
-  block_vars_ = std::move(saved);
-  --indent_;
-  Line("}");
+  CloseScope();
 }
 
 void Kernel::VisitStmt_(const AttrStmtNode* op) {
@@ -566,12 +413,12 @@ void Kernel::VisitStmt_(const BufferStoreNode* op) {
   }
   DataType t = op->value.dtype();
   const PrimExpr& index = op->indices[0];
-  HoistLoads(op->value);
-  HoistLoads(index);
+  Prepare(op->value);
+  Prepare(index);
   std::string ptr = Pointer(op->buffer->data, t.element_of());
   if (t.is_scalar()) {
     Line(ptr + "[" + Scalar(index) + "] = " + Scalar(op->value) + ";");
-    hoisted_.clear();
+    Done();
     return;
   }
   int lanes = t.lanes();
@@ -612,51 +459,7 @@ void Kernel::VisitStmt_(const BufferStoreNode* op) {
   }
   --indent_;
   Line("}");
-  hoisted_.clear();
-}
-
-void Kernel::VisitStmt_(const EvaluateNode* op) {
-  if (const auto* call = op->value.as<CallNode>()) {
-    if (call->op.same_as(builtin::assume())) return;
-    if (call->op.same_as(Op::Get("ret"))) CudaUnsupported("ret in a device kernel", name_);
-    HoistLoads(op->value);
-    Line(Scalar(op->value) + ";");
-    hoisted_.clear();
-    return;
-  }
-  if (op->value.as<IntImmNode>() || op->value.as<FloatImmNode>()) return;
-  Line("(void)(" + Scalar(op->value) + ");");
-}
-
-void Kernel::VisitStmt_(const ForNode* op) {
-  if (op->kind == ForKind::kThreadBinding) {
-    CudaUnsupported("a thread_binding loop over " + std::string(op->loop_var->name_hint) +
-                        " (not lowered: run LowerThreadBinding)",
-                    name_);
-  }
-  if (op->kind == ForKind::kParallel) {
-    CudaUnsupported("a parallel loop over " + std::string(op->loop_var->name_hint) +
-                        " (bind it to GPU threads instead)",
-                    name_);
-  }
-  std::string min = Scalar(op->min);
-  auto min_c = AsConstInt(op->min);
-  std::string end = Scalar(min_c && *min_c == 0 ? op->extent : Add(op->min, op->extent));
-  Line("{");
-  ++indent_;
-  std::vector<const Object*> saved = std::move(block_vars_);
-  block_vars_.clear();
-  Declare(op->loop_var, VarInfo{"", false});
-  std::string i = names_.Get(op->loop_var);
-  if (op->kind == ForKind::kUnrolled) Line("#pragma unroll");
-  Line("for (" + DeclType(op->loop_var) + " " + i + " = " + min + "; " + i + " < " + end + "; ++" +
-       i + ") {");
-  Body(op->body);
-  Line("}");
-  for (const Object* v : block_vars_) defined_.erase(v);
-  block_vars_ = std::move(saved);
-  --indent_;
-  Line("}");
+  Done();
 }
 
 void Kernel::VisitStmt_(const AllocateNode* op) {
@@ -675,11 +478,8 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
   std::string scope = op->buffer_var->storage_scope;
   std::string st = StorageCType(op->dtype);
   auto extent = AsConstInt(op->extents[0]);
-  Line("{");
-  ++indent_;
-  std::vector<const Object*> saved = std::move(block_vars_);
-  block_vars_.clear();
-  Declare(op->buffer_var, VarInfo{st, false});
+  OpenScope();
+  Declare(op->buffer_var, VarInfo{st, "", false});
   std::string n = names_.Get(op->buffer_var);
   auto dyn = dyn_offsets_.find(op->buffer_var.get());
   if (dyn != dyn_offsets_.end()) {
@@ -695,10 +495,7 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
                     name_);
   }
   VisitStmt(op->body);
-  for (const Object* v : block_vars_) defined_.erase(v);
-  block_vars_ = std::move(saved);
-  --indent_;
-  Line("}");
+  CloseScope();
 }
 
 std::string Kernel::Run(bool* uses_grid_sync) {
@@ -711,14 +508,14 @@ std::string Kernel::Run(bool* uses_grid_sync) {
     if (p.dtype().is_handle() && !p->pointee.is_void()) pointee = StorageCType(p->pointee);
     if (p.dtype().is_vector())
       CudaUnsupported("a vector parameter " + std::string(p->name_hint), name_);
-    Declare(p, VarInfo{pointee, false});
+    Declare(p, VarInfo{pointee, "", false});
     params.push_back(DeclType(p) + " " + names_.Get(p));
     // A parameter with a buffer_map entry (hand-written kernels) stands for that buffer's data.
     auto buf = func_->buffer_map.find(p);
     if (buf != func_->buffer_map.end() && !(*buf).second->data.same_as(p)) {
       const Var& data = (*buf).second->data;
       names_.Alias(data, p);
-      defined_[data.get()] = VarInfo{pointee, false};
+      defined_[data.get()] = VarInfo{pointee, "", false};
     }
   }
   if (!dyn_offsets_.empty()) {

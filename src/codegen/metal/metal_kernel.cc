@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "codegen/c/codegen_c.h"
+#include "codegen/gpu_kernel.h"
 #include "codegen/metal/codegen_metal.h"
 #include "runtime/launch_args.h"
 
@@ -96,51 +97,27 @@ std::string FloatText(float f) {
 
 class Kernel;
 
-// Expression text for one lane (lane < 0: a scalar expression).
-class LaneEmitter : public ExprFunctor<std::string(const PrimExpr&)> {
+// Expression text for one lane (lane < 0: a scalar expression), in MSL.
+class LaneEmitter : public GpuLaneEmitter {
  public:
-  LaneEmitter(Kernel* k, int lane) : k_(k), lane_(lane) {}
-
-  std::string Sub(const PrimExpr& e) {
-    if (e.dtype().is_scalar()) return LaneEmitter(k_, -1)(e);
-    return VisitExpr(e);
-  }
+  LaneEmitter(Kernel* k, int lane);
 
   std::string VisitExpr_(const IntImmNode* op) override;
   std::string VisitExpr_(const FloatImmNode* op) override;
-  std::string VisitExpr_(const StringImmNode* op) override;
-  std::string VisitExpr_(const VarNode* op) override;
   std::string VisitExpr_(const CastNode* op) override;
-
-#define TESSEL_BINARY(Name)                               \
-  std::string VisitExpr_(const Name##Node* op) override { \
-    return Binary(BinOp::k##Name, op->a, op->b);          \
-  }
-  TESSEL_CODEGEN_FOR_EACH_BINOP(TESSEL_BINARY)
-#undef TESSEL_BINARY
-
-  std::string VisitExpr_(const NotNode* op) override { return "(!" + Sub(op->a) + ")"; }
-  std::string VisitExpr_(const SelectNode* op) override {
-    return "(" + Sub(op->condition) + " ? " + Sub(op->true_value) + " : " + Sub(op->false_value) +
-           ")";
-  }
   std::string VisitExpr_(const RampNode* op) override;
-  std::string VisitExpr_(const BroadcastNode* op) override { return Sub(op->value); }
-  std::string VisitExpr_(const ShuffleNode* op) override;
   std::string VisitExpr_(const LetNode* op) override;
-  std::string VisitExpr_(const BufferLoadNode* op) override;
   std::string VisitExpr_(const CallNode* op) override;
 
  private:
-  std::string Binary(BinOp op, const PrimExpr& a, const PrimExpr& b);
-  Kernel* k_;
-  int lane_;
+  std::string Binary(BinOp op, const PrimExpr& a, const PrimExpr& b) override;
+  Kernel* kernel_;
 };
 
-class Kernel : public StmtFunctor<void(const Stmt&)> {
+class Kernel : public GpuKernel {
  public:
   Kernel(const PrimFunc& func, std::string name, const MetalOptions& options)
-      : func_(func), name_(std::move(name)), options_(options) {
+      : GpuKernel(func, std::move(name)), options_(options) {
     for (const char* r : kMslReserved) names_.Reserve(r);
     for (const char* r :
          {"tsl_args", "tsl_dyn_tg", "tsl_group_id", "tsl_thread_id", "tsl_simd_lane"}) {
@@ -150,35 +127,40 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
 
   std::string Run(runtime::MetalKernelInfo* info);
 
-  // ---- state the lane emitter reads ----
-  const std::string& name() const { return name_; }
+  [[noreturn]] void Fail(const std::string& what) const override { MetalUnsupported(what, name_); }
+  std::string Scalar(const PrimExpr& e) override { return LaneEmitter(this, -1)(e); }
+  std::string Lane(const PrimExpr& e, int lane) override { return LaneEmitter(this, lane).Sub(e); }
   std::string Type(DataType t) { return MslScalarType(t.element_of(), name_, options_); }
-  std::string VarRef(const Var& v, int lane) {
-    auto it = defined_.find(v.get());
-    if (it == defined_.end()) {
-      MetalUnsupported("variable '" + std::string(v->name_hint) + "' used where it is not defined",
-                       name_);
+  std::string ElemType(DataType elem) override { return Type(elem); }
+  std::string ValueType(DataType t) override { return Type(t); }
+  VarInfo InfoOf(const Var& v) override {
+    if (!v.dtype().is_handle()) return VarInfo{"", "", false};
+    if (v->pointee.is_void()) {
+      Fail("a pointer '" + std::string(v->name_hint) + "' without an element type");
     }
-    const std::string& n = names_.Get(v);
-    if (v.dtype().is_vector() && it->second.lane_array) {
-      if (lane < 0) MetalUnsupported("vector variable " + n + " used as a scalar", name_);
-      return n + "[" + std::to_string(lane) + "]";
+    return VarInfo{Type(v->pointee), AddressSpace(v->storage_scope, name_), false};
+  }
+  std::string DeclType(const Var& v) override {
+    if (v.dtype().is_handle()) {
+      VarInfo i = InfoOf(v);
+      return i.space + " " + i.pointee + "*";
     }
-    return n;
+    return Type(v.dtype());
   }
-  // A pointer to elements of `elem` through handle `data`, in its address space.
-  std::string Pointer(const Var& data, DataType elem) {
-    std::string n = VarRef(data, -1);
-    const VarInfo& info = defined_.at(data.get());
-    std::string want = Type(elem.element_of());
-    if (info.pointee == want) return n;
-    return "((" + info.space + " " + want + "*)" + n + ")";
-  }
-  bool HoistedLane(const BufferLoadNode* op, int lane, std::string* out) {
+  bool HoistedLane(const BufferLoadNode* op, int lane, std::string* out) override {
     auto it = hoisted_.find(op);
     if (it == hoisted_.end() || lane < 0) return false;
     *out = it->second + "[" + std::to_string(lane) + "]";
     return true;
+  }
+  // Binds the expression Lets and hoists the wide loads of `e` before the current statement.
+  void Prepare(const PrimExpr& e) override;
+  // Forgets what Prepare bound (the statement that used it is written).
+  void Done() override {
+    hoisted_.clear();
+    for (const auto& kv : let_vars_) defined_.erase(kv);
+    let_vars_.clear();
+    let_names_.clear();
   }
   bool HoistedLet(const LetNode* op, std::string* out) {
     auto it = let_names_.find(op);
@@ -189,15 +171,9 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
   void NoteShuffle() { uses_simd_lane_ = true; }
 
   // ---- statements ----
-  void VisitStmt_(const SeqStmtNode* op) override {
-    for (const Stmt& s : op->seq) VisitStmt(s);
-  }
-  void VisitStmt_(const DeclBufferNode* op) override { VisitStmt(op->body); }
-  void VisitStmt_(const LetStmtNode* op) override;
   void VisitStmt_(const AttrStmtNode* op) override;
   void VisitStmt_(const AssertStmtNode* op) override;
   void VisitStmt_(const BufferStoreNode* op) override;
-  void VisitStmt_(const EvaluateNode* op) override;
   void VisitStmt_(const IfThenElseNode* op) override {
     Prepare(op->condition);
     Line("if (" + Scalar(op->condition) + ") {");
@@ -211,41 +187,28 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
     Line("}");
   }
   void VisitStmt_(const WhileNode* op) override {
-    if (HasLet(op->condition)) {
-      MetalUnsupported("an expression Let in a while condition", name_);
-    }
+    if (HasLet(op->condition)) Fail("an expression Let in a while condition");
     Line("while (" + Scalar(op->condition) + ") {");
     Divergent scope(this, op->condition);
     Body(op->body);
     Line("}");
   }
-  void VisitStmt_(const ForNode* op) override;
+  void VisitStmt_(const ForNode* op) override {
+    if (HasLet(op->min) || HasLet(op->extent)) Fail("an expression Let in a loop bound");
+    GpuKernel::VisitStmt_(op);
+  }
   void VisitStmt_(const AllocateNode* op) override;
-  void VisitStmt_(const BlockNode* op) override {
-    MetalUnsupported("Block '" + std::string(op->name_hint) + "' (not lowered: run LowerBlocks)",
-                     name_);
-  }
-  void VisitStmt_(const BlockRealizeNode* op) override {
-    MetalUnsupported("BlockRealize (not lowered: run LowerBlocks)", name_);
-  }
 
   // Whether a barrier here is reached by every thread of the threadgroup: no enclosing condition
   // or loop bound depends on the thread (its index, or a value computed from one or from memory).
   void CheckUniform(const std::string& what) {
     if (!divergent_.empty()) {
-      MetalUnsupported(what + " under a condition that depends on the thread (" +
-                           divergent_.back() +
-                           "): Metal requires every thread of the threadgroup to reach it",
-                       name_);
+      Fail(what + " under a condition that depends on the thread (" + divergent_.back() +
+           "): Metal requires every thread of the threadgroup to reach it");
     }
   }
 
  private:
-  struct VarInfo {
-    std::string pointee;  // MSL element type a handle points at; "" = not a pointer
-    std::string space;    // its address space
-    bool lane_array;      // a vector variable held as an array of lanes
-  };
   // Marks the statements of its scope as divergent when `cond` varies between threads.
   class Divergent {
    public:
@@ -284,59 +247,23 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
     return varies;
   }
 
-  std::string Scalar(const PrimExpr& e) { return LaneEmitter(this, -1)(e); }
-  std::string Lane(const PrimExpr& e, int lane) { return LaneEmitter(this, lane).Sub(e); }
-  void Line(const std::string& s) { os_ << std::string(2 * indent_, ' ') << s << "\n"; }
-  void Body(const Stmt& s) {
-    ++indent_;
-    std::vector<const Object*> saved = std::move(block_vars_);
-    block_vars_.clear();
-    VisitStmt(s);
-    for (const Object* v : block_vars_) defined_.erase(v);
-    block_vars_ = std::move(saved);
-    --indent_;
-  }
-  bool Declare(const Var& v, VarInfo info) {
-    for (const Object* o : block_vars_) {
-      if (o == v.get()) return false;
-    }
-    if (defined_.count(v.get())) {
-      MetalUnsupported("variable '" + std::string(v->name_hint) + "' bound again inside its scope",
-                       name_);
-    }
-    defined_[v.get()] = info;
-    block_vars_.push_back(v.get());
-    names_.Get(v);
-    return true;
-  }
-  VarInfo InfoOf(const Var& v) {
-    if (!v.dtype().is_handle()) return VarInfo{"", "", false};
-    if (v->pointee.is_void()) {
-      MetalUnsupported("a pointer '" + std::string(v->name_hint) + "' without an element type",
-                       name_);
-    }
-    return VarInfo{Type(v->pointee), AddressSpace(v->storage_scope, name_), false};
-  }
-  std::string DeclType(const Var& v) {
-    if (v.dtype().is_handle()) {
-      VarInfo i = InfoOf(v);
-      return i.space + " " + i.pointee + "*";
-    }
-    return Type(v.dtype());
-  }
   bool HasLet(const PrimExpr& e) {
     bool found = false;
     PostOrderVisit(e, [&](const ObjectRef& n) { found = found || n.as<LetNode>() != nullptr; });
     return found;
   }
-  // Binds the expression Lets and hoists the wide loads of `e` before the current statement.
-  void Prepare(const PrimExpr& e);
-  // Forgets what Prepare bound (the statement that used it is written).
-  void Done() {
-    hoisted_.clear();
-    for (const auto& kv : let_vars_) defined_.erase(kv);
-    let_vars_.clear();
-    let_names_.clear();
+  void NoteLet(const LetStmtNode* op) override {
+    if (Varies(op->value)) varying_.insert(op->var.get());
+  }
+  // A thread-dependent trip count makes the loop variable and the body divergent.
+  void LoopBody(const ForNode* op) override {
+    if (!(Varies(op->min) || Varies(op->extent))) {
+      Body(op->body);
+      return;
+    }
+    varying_.insert(op->loop_var.get());
+    Divergent scope(this, Add(op->min, op->extent));
+    Body(op->body);
   }
   void ThreadExtent(const AttrStmtNode* op);
   static bool WideType(DataType elem, int lanes) {
@@ -344,12 +271,7 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
     return elem.bits() == 16 || elem.bits() == 32;
   }
 
-  const PrimFunc& func_;
-  std::string name_;
   const MetalOptions& options_;
-  NameTable names_;
-  std::unordered_map<const Object*, VarInfo> defined_;
-  std::vector<const Object*> block_vars_;
   std::unordered_map<const BufferLoadNode*, std::string> hoisted_;
   std::unordered_map<const LetNode*, std::string> let_names_;
   std::vector<const Object*> let_vars_;
@@ -358,9 +280,6 @@ class Kernel : public StmtFunctor<void(const Stmt&)> {
   std::unordered_map<const Object*, PrimExpr> dyn_offsets_;
   std::vector<std::string> threadgroup_decls_;
   int64_t threadgroup_bytes_ = 0;
-  std::ostringstream os_;
-  int indent_ = 1;
-  int temps_ = 0;
   bool uses_simd_lane_ = false;
 };
 
@@ -370,6 +289,8 @@ std::string Kernel::AsTextShort(const PrimExpr& e) {
 }
 
 // ---- expressions ----
+
+LaneEmitter::LaneEmitter(Kernel* k, int lane) : GpuLaneEmitter(k, lane), kernel_(k) {}
 
 std::string LaneEmitter::VisitExpr_(const IntImmNode* op) {
   DataType t = op->dtype;
@@ -382,7 +303,7 @@ std::string LaneEmitter::VisitExpr_(const IntImmNode* op) {
     return "(" + std::to_string(v) + "L)";
   }
   if (t.is_uint() && t.bits() == 64) return "(" + std::to_string(static_cast<uint64_t>(v)) + "UL)";
-  return "((" + k_->Type(t) + ")" + std::to_string(v) + ")";
+  return "((" + kernel_->Type(t) + ")" + std::to_string(v) + ")";
 }
 
 std::string LaneEmitter::VisitExpr_(const FloatImmNode* op) {
@@ -403,27 +324,17 @@ std::string LaneEmitter::VisitExpr_(const FloatImmNode* op) {
                     : std::ldexp(static_cast<float>(m | 0x400), e - 25);
       if (bits & 0x8000) f = -f;
     }
-    return "((" + k_->Type(t) + ")" + FloatText(f) + ")";
+    return "((" + kernel_->Type(t) + ")" + FloatText(f) + ")";
   }
-  return k_->Type(t);  // float64: refused with its message
-}
-
-std::string LaneEmitter::VisitExpr_(const StringImmNode* op) {
-  MetalUnsupported("a string constant outside a call", k_->name());
-}
-std::string LaneEmitter::VisitExpr_(const ShuffleNode* op) {
-  MetalUnsupported("Shuffle", k_->name());
-}
-std::string LaneEmitter::VisitExpr_(const VarNode* op) {
-  return k_->VarRef(GetRef<Var>(op), lane_);
+  return kernel_->Type(t);  // float64: refused with its message
 }
 
 std::string LaneEmitter::VisitExpr_(const CastNode* op) {
   DataType to = op->dtype.element_of(), from = op->value.dtype().element_of();
   std::string s = Sub(op->value);
   if (to == from) return s;
-  std::string type = k_->Type(to);
-  k_->Type(from);
+  std::string type = kernel_->Type(to);
+  kernel_->Type(from);
   if (to.is_bool()) return "(" + s + " != 0)";
   // Through float, so a small float never rounds twice and int -> half rounds once from float
   // (exact for the ints a half can tell apart).
@@ -444,11 +355,11 @@ std::string LaneEmitter::VisitExpr_(const CastNode* op) {
 std::string LaneEmitter::Binary(BinOp op, const PrimExpr& a, const PrimExpr& b) {
   DataType t = a.dtype().element_of();
   std::string x = Sub(a), y = Sub(b);
-  const std::string& fn = k_->name();
+  const std::string& fn = kernel_->name();
   bool compare = op == BinOp::kEQ || op == BinOp::kNE || op == BinOp::kLT || op == BinOp::kLE ||
                  op == BinOp::kGT || op == BinOp::kGE;
   if (t.is_floating()) {
-    std::string type = k_->Type(t);
+    std::string type = kernel_->Type(t);
     bool small = IsSmallFloat(t);
     if (small) {
       x = "((float)" + x + ")";
@@ -488,44 +399,32 @@ std::string LaneEmitter::Binary(BinOp op, const PrimExpr& a, const PrimExpr& b) 
     }
     return small ? "((" + type + ")" + r + ")" : r;
   }
-  if (!compare && !t.is_bool()) k_->Type(t);
+  if (!compare && !t.is_bool()) kernel_->Type(t);
   return ScalarBinary(op, t, x, y, fn);
 }
 
 std::string LaneEmitter::VisitExpr_(const RampNode* op) {
-  if (lane_ < 0) MetalUnsupported("a Ramp used as a scalar", k_->name());
+  if (lane_ < 0) MetalUnsupported("a Ramp used as a scalar", kernel_->name());
   DataType t = op->base.dtype();
   if (lane_ == 0) return Sub(op->base);
   auto stride = AsConstInt(op->stride);
-  std::string step = stride ? LaneEmitter(k_, -1)(MakeConst(t, lane_ * *stride))
-                            : ScalarBinary(BinOp::kMul, t, LaneEmitter(k_, -1)(MakeConst(t, lane_)),
-                                           Sub(op->stride), k_->name());
-  return ScalarBinary(BinOp::kAdd, t, Sub(op->base), step, k_->name());
+  std::string step = stride ? kernel_->Scalar(MakeConst(t, lane_ * *stride))
+                            : ScalarBinary(BinOp::kMul, t, kernel_->Scalar(MakeConst(t, lane_)),
+                                           Sub(op->stride), kernel_->name());
+  return ScalarBinary(BinOp::kAdd, t, Sub(op->base), step, kernel_->name());
 }
 
 std::string LaneEmitter::VisitExpr_(const LetNode* op) {
   std::string name;
-  if (lane_ < 0 && k_->HoistedLet(op, &name)) return Sub(op->body);
+  if (lane_ < 0 && kernel_->HoistedLet(op, &name)) return Sub(op->body);
   MetalUnsupported(
       "an expression Let in a vector or a conditionally evaluated expression (MSL "
       "has no lambdas to bind it in place)",
-      k_->name());
-}
-
-std::string LaneEmitter::VisitExpr_(const BufferLoadNode* op) {
-  if (op->indices.size() != 1) {
-    MetalUnsupported("a BufferLoad of " + std::string(op->buffer->name) + " with " +
-                         std::to_string(op->indices.size()) + " indices (not flattened)",
-                     k_->name());
-  }
-  std::string hoisted;
-  if (k_->HoistedLane(op, lane_, &hoisted)) return hoisted;
-  std::string ptr = k_->Pointer(op->buffer->data, op->dtype.element_of());
-  return ptr + "[" + Sub(op->indices[0]) + "]";
+      kernel_->name());
 }
 
 std::string LaneEmitter::VisitExpr_(const CallNode* op) {
-  const std::string& fn = k_->name();
+  const std::string& fn = kernel_->name();
   auto opref = op->op.as<Op>();
   if (!opref) MetalUnsupported("a call of another function", fn);
   std::string name = (*opref)->name;
@@ -565,7 +464,7 @@ std::string LaneEmitter::VisitExpr_(const CallNode* op) {
     const auto* s = op->args.size() ? op->args[0].as<StringImmNode>() : nullptr;
     std::string scope = s ? std::string(s->value) : "";
     if (scope == "shared" || scope == "shared.dyn") {
-      k_->CheckUniform("threadgroup_barrier");
+      kernel_->CheckUniform("threadgroup_barrier");
       return "threadgroup_barrier(mem_flags::mem_threadgroup)";
     }
     if (scope == "warp") return "simdgroup_barrier(mem_flags::mem_threadgroup)";
@@ -586,26 +485,14 @@ std::string LaneEmitter::VisitExpr_(const CallNode* op) {
                            " arguments (expected value, lane, width)",
                        fn);
     }
-    k_->NoteShuffle();
+    kernel_->NoteShuffle();
     return "tsl_" + name + "(" + arg(0) + ", (int)" + arg(1) + ", (int)" + arg(2) +
            ", tsl_simd_lane)";
   }
   if (name == "assume") return "true";
   if (name == "likely") return "(" + arg(0) + ")";
-  if (name == "if_then_else") return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
-  std::string c = k_->Type(t);
-  if (name == "shift_left") {
-    if (t.is_uint() && t.bits() >= 32) return "(" + arg(0) + " << " + arg(1) + ")";
-    return "tsl_shl_" + TypeSuffix(t) + "(" + arg(0) + ", " + arg(1) + ")";
-  }
-  if (name == "shift_right") return "((" + c + ")(" + arg(0) + " >> " + arg(1) + "))";
-  if (name == "bitwise_and") return "((" + c + ")(" + arg(0) + " & " + arg(1) + "))";
-  if (name == "bitwise_or") return "((" + c + ")(" + arg(0) + " | " + arg(1) + "))";
-  if (name == "bitwise_xor") return "((" + c + ")(" + arg(0) + " ^ " + arg(1) + "))";
-  if (name == "bitwise_not") {
-    if (t.is_bool()) return "(!" + arg(0) + ")";
-    return "((" + c + ")(~" + arg(0) + "))";
-  }
+  if (auto common = CommonCall(op)) return *common;
+  std::string c = kernel_->Type(t);
   if (name == "reinterpret") {
     DataType from = op->args[0].dtype().element_of();
     if (from.bits() != t.bits()) {
@@ -616,18 +503,17 @@ std::string LaneEmitter::VisitExpr_(const CallNode* op) {
   if (name == "popcount" || name == "clz") {
     DataType at = op->args[0].dtype().element_of();
     if (!at.is_int_or_uint()) MetalUnsupported(name + " of " + at.str(), fn);
-    std::string u = "((" + k_->Type(DataType::UInt(at.bits())) + ")(" + arg(0) + "))";
+    std::string u = "((" + kernel_->Type(DataType::UInt(at.bits())) + ")(" + arg(0) + "))";
     return "((" + c + ")" + name + "(" + u + "))";
   }
   if (name == "abs") {
     if (t.is_floating()) return "((" + c + ")fabs((float)" + arg(0) + "))";
-    if (t.is_int_or_uint()) return "tsl_abs_" + TypeSuffix(t) + "(" + arg(0) + ")";
   }
   if (name == "address_of") {
     const auto* load = op->args[0].as<BufferLoadNode>();
     if (!load || load->indices.size() != 1) MetalUnsupported("address_of of a non-flat load", fn);
-    return "(" + k_->Pointer(load->buffer->data, load->dtype.element_of()) + " + " +
-           LaneEmitter(k_, -1)(load->indices[0]) + ")";
+    return "(" + kernel_->Pointer(load->buffer->data, load->dtype.element_of()) + " + " +
+           kernel_->Scalar(load->indices[0]) + ")";
   }
   if (name == "launch_kernel") MetalUnsupported("launch_kernel inside a device kernel", fn);
   MetalUnsupported("unsupported op " + name, fn);
@@ -690,7 +576,7 @@ void Kernel::Prepare(const PrimExpr& e) {
   // Lets innermost-first in the order found: a Let's value is visited before the Let itself.
   for (const LetNode* let : p.lets) {
     if (let->dtype.is_vector() || let->var.dtype().is_vector()) {
-      MetalUnsupported("a vector expression Let", name_);
+      Fail("a vector expression Let");
     }
     std::string value = Scalar(let->value);
     if (defined_.count(let->var.get())) {
@@ -719,31 +605,6 @@ void Kernel::Prepare(const PrimExpr& e) {
   }
 }
 
-void Kernel::VisitStmt_(const LetStmtNode* op) {
-  Prepare(op->value);
-  DataType t = op->value.dtype();
-  if (t.is_vector()) {
-    std::vector<std::string> lanes;
-    for (int k = 0; k < t.lanes(); ++k) lanes.push_back(Lane(op->value, k));
-    bool fresh = Declare(op->var, VarInfo{"", "", true});
-    std::string n = names_.Get(op->var);
-    if (fresh) Line(Type(t) + " " + n + "[" + std::to_string(t.lanes()) + "];");
-    for (int k = 0; k < t.lanes(); ++k) {
-      Line(n + "[" + std::to_string(k) + "] = " + lanes[k] + ";");
-    }
-  } else {
-    std::string value = Scalar(op->value);
-    if (Declare(op->var, InfoOf(op->var))) {
-      Line(DeclType(op->var) + " " + names_.Get(op->var) + " = " + value + ";");
-    } else {
-      Line(names_.Get(op->var) + " = " + value + ";");
-    }
-  }
-  Done();
-  if (Varies(op->value)) varying_.insert(op->var.get());
-  VisitStmt(op->body);
-}
-
 void Kernel::ThreadExtent(const AttrStmtNode* op) {
   auto var = op->node.as<Var>();
   if (!var) MetalUnsupported("a thread_extent attribute whose node is not a variable", name_);
@@ -755,18 +616,12 @@ void Kernel::ThreadExtent(const AttrStmtNode* op) {
   }
   bool thread = tag.rfind("threadIdx", 0) == 0;
   std::string source = (thread ? "tsl_thread_id." : "tsl_group_id.") + tag.substr(tag.size() - 1);
-  Line("{");
-  ++indent_;
-  std::vector<const Object*> saved = std::move(block_vars_);
-  block_vars_.clear();
+  OpenScope();
   Declare(*var, VarInfo{"", "", false});
   if (thread) varying_.insert(var->get());
   Line(DeclType(*var) + " " + names_.Get(*var) + " = (" + DeclType(*var) + ")" + source + ";");
   VisitStmt(op->body);
-  for (const Object* v : block_vars_) defined_.erase(v);
-  block_vars_ = std::move(saved);
-  --indent_;
-  Line("}");
+  CloseScope();
 }
 
 void Kernel::VisitStmt_(const AttrStmtNode* op) {
@@ -833,62 +688,6 @@ void Kernel::VisitStmt_(const BufferStoreNode* op) {
   Done();
 }
 
-void Kernel::VisitStmt_(const EvaluateNode* op) {
-  if (const auto* call = op->value.as<CallNode>()) {
-    if (call->op.same_as(builtin::assume())) return;
-    if (call->op.same_as(Op::Get("ret"))) MetalUnsupported("ret in a device kernel", name_);
-    Prepare(op->value);
-    Line(Scalar(op->value) + ";");
-    Done();
-    return;
-  }
-  if (op->value.as<IntImmNode>() || op->value.as<FloatImmNode>()) return;
-  Prepare(op->value);
-  Line("(void)(" + Scalar(op->value) + ");");
-  Done();
-}
-
-void Kernel::VisitStmt_(const ForNode* op) {
-  if (op->kind == ForKind::kThreadBinding) {
-    MetalUnsupported("a thread_binding loop over " + std::string(op->loop_var->name_hint) +
-                         " (not lowered: run LowerThreadBinding)",
-                     name_);
-  }
-  if (op->kind == ForKind::kParallel) {
-    MetalUnsupported("a parallel loop over " + std::string(op->loop_var->name_hint) +
-                         " (bind it to GPU threads instead)",
-                     name_);
-  }
-  if (HasLet(op->min) || HasLet(op->extent)) {
-    MetalUnsupported("an expression Let in a loop bound", name_);
-  }
-  std::string min = Scalar(op->min);
-  auto min_c = AsConstInt(op->min);
-  std::string end = Scalar(min_c && *min_c == 0 ? op->extent : Add(op->min, op->extent));
-  Line("{");
-  ++indent_;
-  std::vector<const Object*> saved = std::move(block_vars_);
-  block_vars_.clear();
-  Declare(op->loop_var, VarInfo{"", "", false});
-  bool varies = Varies(op->min) || Varies(op->extent);
-  if (varies) varying_.insert(op->loop_var.get());
-  std::string i = names_.Get(op->loop_var);
-  if (op->kind == ForKind::kUnrolled) Line("#pragma unroll");
-  Line("for (" + DeclType(op->loop_var) + " " + i + " = " + min + "; " + i + " < " + end + "; ++" +
-       i + ") {");
-  {
-    // A thread-dependent trip count makes the body divergent.
-    std::unique_ptr<Divergent> scope;
-    if (varies) scope = std::make_unique<Divergent>(this, Add(op->min, op->extent));
-    Body(op->body);
-  }
-  Line("}");
-  for (const Object* v : block_vars_) defined_.erase(v);
-  block_vars_ = std::move(saved);
-  --indent_;
-  Line("}");
-}
-
 void Kernel::VisitStmt_(const AllocateNode* op) {
   std::string var_name = op->buffer_var->name_hint;
   if (op->extents.size() != 1) {
@@ -905,10 +704,7 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
   std::string space = AddressSpace(scope, name_);
   std::string st = Type(op->dtype);
   auto extent = AsConstInt(op->extents[0]);
-  Line("{");
-  ++indent_;
-  std::vector<const Object*> saved = std::move(block_vars_);
-  block_vars_.clear();
+  OpenScope();
   Declare(op->buffer_var, VarInfo{st, space, false});
   std::string n = names_.Get(op->buffer_var);
   auto dyn = dyn_offsets_.find(op->buffer_var.get());
@@ -938,10 +734,7 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
                      name_);
   }
   VisitStmt(op->body);
-  for (const Object* v : block_vars_) defined_.erase(v);
-  block_vars_ = std::move(saved);
-  --indent_;
-  Line("}");
+  CloseScope();
 }
 
 std::string Kernel::Run(runtime::MetalKernelInfo* info) {
