@@ -148,15 +148,18 @@ class BarrierInjector {
       }
       Result body = Process(op->body);
       if (auto v = op->node.as<Var>()) thread_extent_.erase(v->get());
-      Stmt out =
-          body.stmt.same_as(op->body) ? s : AttrStmt(op->node, op->attr_key, op->value, body.stmt);
+      Stmt out = body.stmt.same_as(op->body)
+                     ? s
+                     : WithSpan(AttrStmt(op->node, op->attr_key, op->value, body.stmt), op->span);
       return {out, Prefix(ExprAccess(op->value), body.sum)};
     }
     if (const auto* op = s.as<AllocateNode>()) {
       Result body = Process(op->body);
-      Stmt out = body.stmt.same_as(op->body) ? s
-                                             : Allocate(op->buffer_var, op->dtype, op->extents,
-                                                        op->condition, body.stmt, op->annotations);
+      Stmt out = body.stmt.same_as(op->body)
+                     ? s
+                     : WithSpan(Allocate(op->buffer_var, op->dtype, op->extents, op->condition,
+                                         body.stmt, op->annotations),
+                                op->span);
       return {out, body.sum};
     }
     if (const auto* op = s.as<DeclBufferNode>()) {

@@ -75,7 +75,8 @@ class ThreadBindingLowerer : public StmtExprMutator {
     Stmt body = VisitStmt(op->body);
     subst_.erase(op->loop_var.get());
     Leave(tag);
-    return AttrStmt(thread, "thread_extent", extent, body);
+    // The loop's span stays on its attribute, so an error about the thread names its line.
+    return WithSpan(AttrStmt(thread, "thread_extent", extent, body), op->span);
   }
 
   Stmt VisitStmt_(const AttrStmtNode* op) override {

@@ -160,7 +160,7 @@ class StmtSimplifier : public StmtExprMutator {
       Stmt body = VisitStmt(op->body);
       runs.reset();
       if (value.same_as(op->value) && body.same_as(op->body)) return GetRef<Stmt>(op);
-      return AttrStmt(op->node, op->attr_key, value, body);
+      return WithSpan(AttrStmt(op->node, op->attr_key, value, body), op->span);
     }
     return StmtExprMutator::VisitStmt_(op);
   }

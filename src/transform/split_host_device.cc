@@ -154,7 +154,8 @@ class VarRemapper : public StmtExprMutator {
     const auto* v = op->node.as<VarNode>();
     auto it = v ? vmap_.find(v) : vmap_.end();
     if (it == vmap_.end()) return StmtExprMutator::VisitStmt_(op);
-    return AttrStmt(it->second, op->attr_key, VisitExpr(op->value), VisitStmt(op->body));
+    return WithSpan(AttrStmt(it->second, op->attr_key, VisitExpr(op->value), VisitStmt(op->body)),
+                    op->span);
   }
   Stmt VisitStmt_(const AllocateNode* op) override {
     Array<PrimExpr> extents = VisitArray(op->extents);
@@ -163,7 +164,8 @@ class VarRemapper : public StmtExprMutator {
     if (extents.same_as(op->extents) && cond.same_as(op->condition) && body.same_as(op->body)) {
       return GetRef<Stmt>(op);
     }
-    return Allocate(op->buffer_var, op->dtype, extents, cond, body, op->annotations);
+    return WithSpan(Allocate(op->buffer_var, op->dtype, extents, cond, body, op->annotations),
+                    op->span);
   }
 
  private:
@@ -248,9 +250,12 @@ class Splitter : public StmtExprMutator {
     }
     for (auto it = moved.rbegin(); it != moved.rend(); ++it) {
       const AllocateNode* a = *it;
-      inner = Allocate(a->buffer_var, a->dtype, a->extents, a->condition, inner, a->annotations);
+      inner = WithSpan(
+          Allocate(a->buffer_var, a->dtype, a->extents, a->condition, inner, a->annotations),
+          a->span);
     }
-    Stmt body = AttrStmt(region->node, region->attr_key, region->value, inner);
+    Stmt body =
+        WithSpan(AttrStmt(region->node, region->attr_key, region->value, inner), region->span);
 
     FreeVarCollector uses;
     uses.Collect(body);

@@ -78,7 +78,7 @@ class BodyCopier : public StmtExprMutator {
         cond.same_as(op->condition) && body.same_as(op->body)) {
       return GetRef<Stmt>(op);
     }
-    return Allocate(var, op->dtype, extents, cond, body, op->annotations);
+    return WithSpan(Allocate(var, op->dtype, extents, cond, body, op->annotations), op->span);
   }
 
   Stmt VisitStmt_(const DeclBufferNode* op) override {

@@ -199,7 +199,8 @@ def divergent(A: T.Buffer((64,), "float32")):
 def wide(A: T.Buffer((2048,), "float32")):
     for tx in T.thread_binding(2048, thread="threadIdx.x"):
         A[tx] = T.float32(1)
-""", r"codegen metal: 2048 threads per threadgroup \(Metal allows 1024\) in wide_kernel"),
+""", r"<string>:4:5: codegen metal: 2048 threads per threadgroup \(Metal allows 1024\) in "
+     r"wide_kernel"),
     "threadgroup memory": ("""
 @T.prim_func
 def big(A: T.Buffer((9000,), "float32")):
@@ -210,8 +211,8 @@ def big(A: T.Buffer((9000,), "float32")):
         s[threadIdx_x] = A[threadIdx_x]
         T.tvm_storage_sync("shared")
         A[threadIdx_x] = s[31 - threadIdx_x]
-""", r"codegen metal: threadgroup memory of 36000 bytes \(with buf; Metal allows 32768\) in "
-     r"big_kernel"),
+""", r"<string>:6:9: codegen metal: threadgroup memory of 36000 bytes \(with buf; Metal allows "
+     r"32768\) in big_kernel"),
     "atomics": ("""
 @T.prim_func
 def atom(A: T.Buffer((32,), "int32")):

@@ -280,6 +280,7 @@ class Kernel : public GpuKernel {
   std::unordered_map<const Object*, PrimExpr> dyn_offsets_;
   std::vector<std::string> threadgroup_decls_;
   int64_t threadgroup_bytes_ = 0;
+  std::map<std::string, int64_t> thread_extents_;  // the largest constant extent per threadIdx tag
   bool uses_simd_lane_ = false;
 };
 
@@ -615,6 +616,17 @@ void Kernel::ThreadExtent(const AttrStmtNode* op) {
                      name_);
   }
   bool thread = tag.rfind("threadIdx", 0) == 0;
+  if (auto ext = AsConstInt(op->value); thread && ext) {
+    // Checked here, where the statement names the line of the loop that binds the thread.
+    int64_t& known = thread_extents_[tag];
+    known = std::max(known, *ext);
+    int64_t threads = 1;
+    for (const auto& kv : thread_extents_) threads *= kv.second;
+    if (threads > runtime::kMetalMaxThreadsPerGroup) {
+      Fail(std::to_string(threads) + " threads per threadgroup (Metal allows " +
+           std::to_string(runtime::kMetalMaxThreadsPerGroup) + ")");
+    }
+  }
   std::string source = (thread ? "tsl_thread_id." : "tsl_group_id.") + tag.substr(tag.size() - 1);
   OpenScope();
   Declare(*var, VarInfo{"", "", false});
@@ -816,6 +828,7 @@ std::string Kernel::Run(runtime::MetalKernelInfo* info) {
                          "takes at most " + std::to_string(runtime::kMetalMaxSetBytes) + ")",
                      name_);
   }
+  VisitStmt(func_->body);
   // Threads per threadgroup, when the split's launch dims say so.
   int64_t threads = 0;
   auto dims = func_->attrs.find("tessel.launch_dims");
@@ -840,7 +853,6 @@ std::string Kernel::Run(runtime::MetalKernelInfo* info) {
   }
   info->max_threads = static_cast<uint32_t>(threads);
 
-  VisitStmt(func_->body);
   info->threadgroup_static_bytes = static_cast<uint32_t>(threadgroup_bytes_);
   info->threadgroup_dynamic = !dyn_offsets_.empty();
 
