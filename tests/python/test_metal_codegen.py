@@ -241,3 +241,28 @@ def test_refuses_more_than_31_buffers():
     with pytest.raises(ValueError, match=r"codegen metal: 32 buffers \(Metal binds at most 31 "
                                          r"buffers per kernel\) in many_kernel"):
         tessel.build(src, target="metal")
+
+
+# ---- golden MSL: the whole text of a few kernels, so any change to the output is seen ----
+# Regenerate after an intended change with TESSEL_UPDATE_GOLDEN=1 and review the diff.
+
+GOLDEN = REPO / "tests" / "python" / "metal_golden"
+GOLDEN_CASES = {
+    "block_reduce_shared": lambda: (REPO / "examples" / "block_reduce_shared.py").read_text(),
+    "vector_add_gpu": lambda: (REPO / "examples" / "vector_add_gpu.py").read_text(),
+    "smem_symbolic": lambda: (REPO / "examples" / "smem_symbolic.py").read_text(),
+    "warp_sum": lambda: SHUFFLE,
+    "vadd_half": lambda: VADD_HALF,
+}
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
+def test_golden_msl(case):
+    import os
+
+    text = msl(GOLDEN_CASES[case]())
+    path = GOLDEN / f"{case}.metal"
+    if os.environ.get("TESSEL_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert path.exists(), f"no golden file {path}; run with TESSEL_UPDATE_GOLDEN=1"
+    assert text == path.read_text(), f"the MSL of {case} changed; diff it against {path}"
