@@ -872,6 +872,11 @@ std::string Kernel::Run(runtime::MetalKernelInfo* info) {
     for (const std::string& f : struct_fields) out << f << "\n";
     out << "};\n\n";
   }
+  // Lets the compiler size registers for the threads it will get (the attribute precedes `kernel`,
+  // as Dawn's MSL writer emits it); the runtime never sets a different pipeline limit.
+  if (info->max_threads > 0) {
+    out << "[[max_total_threads_per_threadgroup(" << info->max_threads << ")]]\n";
+  }
   out << "kernel void " << name_ << "(\n";
   for (size_t i = 0; i < params.size(); ++i) {
     out << "    " << params[i] << (i + 1 < params.size() ? ",\n" : ") {\n");

@@ -89,6 +89,7 @@ TSL_HELPER T tsl_shfl_sync(T v, int src, int width, ushort lane) {
 }
 
 /* ---- block_reduce_shared_kernel ---- */
+[[max_total_threads_per_threadgroup(128)]]
 kernel void block_reduce_shared_kernel(
     device float* A [[buffer(0)]],
     device float* B [[buffer(1)]],

@@ -94,6 +94,7 @@ struct smem_symbolic_kernel_args_t {
   int n;
 };
 
+[[max_total_threads_per_threadgroup(128)]]
 kernel void smem_symbolic_kernel(
     device float* A [[buffer(0)]],
     device float* B [[buffer(1)]],

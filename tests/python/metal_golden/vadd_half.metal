@@ -94,6 +94,7 @@ struct vadd_kernel_args_t {
   int n;
 };
 
+[[max_total_threads_per_threadgroup(128)]]
 kernel void vadd_kernel(
     device half* A [[buffer(0)]],
     device half* B [[buffer(1)]],

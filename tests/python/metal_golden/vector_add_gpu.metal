@@ -93,6 +93,7 @@ struct vector_add_gpu_kernel_args_t {
   int n;
 };
 
+[[max_total_threads_per_threadgroup(256)]]
 kernel void vector_add_gpu_kernel(
     device float* A [[buffer(0)]],
     device float* B [[buffer(1)]],

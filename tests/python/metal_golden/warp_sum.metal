@@ -89,6 +89,7 @@ TSL_HELPER T tsl_shfl_sync(T v, int src, int width, ushort lane) {
 }
 
 /* ---- warp_sum_kernel ---- */
+[[max_total_threads_per_threadgroup(32)]]
 kernel void warp_sum_kernel(
     device float* A [[buffer(0)]],
     device float* B [[buffer(1)]],
