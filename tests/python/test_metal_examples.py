@@ -219,3 +219,19 @@ def test_tvm_corpus_gpu_programs(entry):
         with metal_emu.installed(order, seed):
             mod[entry["function"]](*[metal_emu.as_metal(x) for x in ordered])
         corpus._compare(entry, outputs, expected)
+
+
+def test_without_an_executor_a_call_says_the_runtime_is_missing():
+    # What a Linux user without the harness gets: the library loads, the host wrapper accepts the
+    # metal tensors, and the launch names the missing runtime.
+    import tvm_ffi
+
+    if tvm_ffi.get_global_func("tessel.runtime.metal_executor_name")() != "":
+        pytest.skip("a Metal executor is installed in this process")
+    a = np.ones(16, "float32")
+    with pytest.raises(RuntimeError, match=r"vector_add_gpu_kernel: the Metal runtime is not "
+                                           r"available on this platform"):
+        build("vector_add_gpu")["vector_add_gpu"](*(metal_emu.as_metal(a) for _ in range(3)))
+    import tessel.metal
+
+    assert tessel.metal.current_context() == ("none", "")
