@@ -70,6 +70,15 @@ class AnalyzerObj : public tvm::ffi::Object {
   }
 };
 
+// The analyzer behind a handle (the iterator-map globals take one, iter_map_expr.cc).
+Analyzer* AnalyzerFromHandle(const ObjectRef& handle) {
+  const auto* obj = handle.as<AnalyzerObj>();
+  if (!obj) {
+    TVM_FFI_THROW(TypeError) << "expected a tessel.arith.Analyzer, got " << handle.GetTypeKey();
+  }
+  return obj->analyzer.get();
+}
+
 namespace {
 
 namespace refl = tvm::ffi::reflection;
