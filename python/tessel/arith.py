@@ -16,7 +16,7 @@ constants, or take the variable's dtype in ``bind``.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import tvm_ffi
 
@@ -25,6 +25,13 @@ from .ir.expr import Range, Var
 
 __all__ = [
     "Analyzer",
+    "IterMapResult",
+    "IterMark",
+    "IterSplitExpr",
+    "IterSumExpr",
+    "detect_iter_map",
+    "iter_map_simplify",
+    "normalize_iter_map_to_expr",
     "ConstIntBound",
     "ConstraintScope",
     "IntSet",
@@ -367,3 +374,117 @@ def _int64(v: Any, what: str) -> int:
     if not ConstIntBound.NEG_INF <= v <= ConstIntBound.POS_INF:
         raise ValueError(f"{what}: {v} does not fit in int64")
     return v
+
+
+# ---- the iterator-map detector (include/tessel/arith/iter_map.h) ----
+
+def _iter_dtype(source: Any) -> str:
+    return str(source.dtype)
+
+
+@tvm_ffi.register_object("tessel.arith.IterMark")
+class IterMark(Node):
+    """An iterator over ``[0, extent)``; ``source`` is a Var (or ``var - min``) or an
+    IterSumExpr of splits of other marks (a fused iterator). Marks compare by identity."""
+
+    def __repr__(self) -> str:
+        return f"IterMark({normalize_iter_map_to_expr(self)}, extent={self.extent})"
+
+    __str__ = __repr__
+
+    def __init__(self, source: Any, extent: Any) -> None:
+        self.__init_handle_by_constructor__(
+            ffi_func("tessel.arith.IterMark"), source,
+            _expr(extent, "IterMark extent", _iter_dtype(source)))
+
+
+@tvm_ffi.register_object("tessel.arith.IterSplitExpr")
+class IterSplitExpr(Node):
+    """``floormod(floordiv(source, lower_factor), extent) * scale`` of an IterMark."""
+
+    def __repr__(self) -> str:
+        return f"IterSplitExpr({normalize_iter_map_to_expr(self)})"
+
+    __str__ = __repr__
+
+    def __init__(self, source: IterMark, lower_factor: Any = 1, extent: Any = None,
+                 scale: Any = 1) -> None:
+        t = _iter_dtype(source.source)
+        extent = source.extent if extent is None else extent
+        self.__init_handle_by_constructor__(
+            ffi_func("tessel.arith.IterSplitExpr"), source,
+            _expr(lower_factor, "IterSplitExpr lower_factor", t),
+            _expr(extent, "IterSplitExpr extent", t), _expr(scale, "IterSplitExpr scale", t))
+
+
+@tvm_ffi.register_object("tessel.arith.IterSumExpr")
+class IterSumExpr(Node):
+    """``sum(args) + base``."""
+
+    def __repr__(self) -> str:
+        return f"IterSumExpr({normalize_iter_map_to_expr(self)})"
+
+    __str__ = __repr__
+
+    def __init__(self, args: Sequence[IterSplitExpr], base: Any = 0) -> None:
+        t = str(args[0].dtype) if args and not isinstance(base, PrimExpr) else None
+        self.__init_handle_by_constructor__(
+            ffi_func("tessel.arith.IterSumExpr"), list(args), _expr(base, "IterSumExpr base", t))
+
+
+@tvm_ffi.register_object("tessel.arith.IterMapResult")
+class IterMapResult(Node):
+    """``indices`` (one IterSumExpr per index; empty when detection failed), ``errors`` (why
+    it failed) and ``padding_predicate`` (true at the padded points, ``False`` when none)."""
+
+
+_CHECK_LEVELS = ("bijective", "surjective", "no_check")
+
+
+def _iter_map_args(indices: Sequence[Any], input_iters: Mapping[Var, Range], predicate: Any,
+                   check_level: str, analyzer: Optional["Analyzer"], what: str) -> tuple:
+    if check_level not in _CHECK_LEVELS:
+        raise ValueError(f"{what}: check_level must be one of {_CHECK_LEVELS}, got {check_level!r}")
+    idx = [_expr(e, f"{what} index") for e in indices]
+    iters = {}
+    for k, v in input_iters.items():
+        _var(k, f"{what} input_iters key")
+        if not isinstance(v, Range):
+            raise TypeError(f"{what}: the range of {k.name_hint} must be a Range, "
+                            f"got {type(v).__name__}")
+        iters[k] = v
+    pred = _expr(predicate, f"{what} predicate")
+    handle = analyzer._handle if analyzer is not None else None
+    return idx, iters, pred, check_level, handle
+
+
+def detect_iter_map(indices: Sequence[Any], input_iters: Mapping[Var, Range],
+                    predicate: Any = True, check_level: str = "surjective",
+                    simplify_trivial_iterators: bool = True,
+                    analyzer: Optional["Analyzer"] = None) -> IterMapResult:
+    """Whether ``indices`` are a quasi-affine map of the iterators ``input_iters`` (Var ->
+    Range), each written as one split of a (fused) iterator plus a base; ``check_level``
+    "bijective", "surjective" or "no_check". ``analyzer`` supplies facts about symbolic values
+    (one made with ``assume_no_overflow=True`` reasons as TVM does; the default refuses what may
+    overflow its dtype)."""
+    idx, iters, pred, level, handle = _iter_map_args(indices, input_iters, predicate,
+                                                     check_level, analyzer, "detect_iter_map")
+    return ffi_func("tessel.arith.DetectIterMap")(idx, iters, pred, level,
+                                                  bool(simplify_trivial_iterators), handle)
+
+
+def iter_map_simplify(indices: Sequence[Any], input_iters: Mapping[Var, Range],
+                      predicate: Any = True, check_level: str = "surjective",
+                      simplify_trivial_iterators: bool = True,
+                      analyzer: Optional["Analyzer"] = None) -> list:
+    """``indices`` rewritten from their detected iterator map (unchanged where detection
+    fails), as schedules re-simplify block bindings after split and fuse."""
+    idx, iters, pred, level, handle = _iter_map_args(indices, input_iters, predicate,
+                                                     check_level, analyzer, "iter_map_simplify")
+    return list(ffi_func("tessel.arith.IterMapSimplify")(idx, iters, pred, level,
+                                                         bool(simplify_trivial_iterators), handle))
+
+
+def normalize_iter_map_to_expr(expr: Any) -> PrimExpr:
+    """An IterSumExpr / IterSplitExpr / IterMark as an ordinary expression."""
+    return ffi_func("tessel.arith.NormalizeIterMapToExpr")(expr)
