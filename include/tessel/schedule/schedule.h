@@ -1,0 +1,143 @@
+// Schedule: transforms a block program step by step, each step checked, every step recorded in a
+// trace that prints as Python, saves as versioned JSON and replays onto a fresh schedule.
+//
+// A schedule holds a module (`mod()`), changed by every primitive, and refers to its blocks and
+// loops through random variables (RV): a BlockRV names a block of a function by name, a LoopRV a
+// loop by its loop variable. Both stay valid across primitives that keep the block or the loop;
+// a primitive that removes a loop (split, fuse) invalidates its RV, and using it again is a
+// ScheduleError naming the primitive that removed it.
+//
+// Errors are tvm-ffi errors of kind "ScheduleError": the primitive, the precondition that failed,
+// the block or loop it failed on, then the function printed with the offending line marked
+// (`^^^`). "Could not prove" is said as such, never as "is false".
+//
+// Names follow TVM's s_tir.Schedule (get_block / get_sblock, get_loops, split, fuse, reorder,
+// bind, parallel, vectorize, unroll, annotate, unannotate).
+#ifndef TESSEL_SCHEDULE_SCHEDULE_H_
+#define TESSEL_SCHEDULE_SCHEDULE_H_
+
+#include <tessel/ir/module.h>
+#include <tvm/ffi/any.h>
+#include <tvm/ffi/container/array.h>
+#include <tvm/ffi/object.h>
+#include <tvm/ffi/string.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel {
+namespace schedule {
+
+using tvm::ffi::Any;
+using tvm::ffi::Array;
+using tvm::ffi::String;
+
+// A block or loop of the schedule's module. `kind` is 0 for blocks, 1 for loops; `id` is unique in
+// its schedule and names it in the trace (b<id>, l<id>).
+class RVNode : public tvm::ffi::Object {
+ public:
+  int64_t id = 0;
+  int64_t kind = 0;
+  static constexpr int64_t kBlock = 0;
+  static constexpr int64_t kLoop = 1;
+  // "b3" or "l4".
+  std::string Name() const { return (kind == kBlock ? "b" : "l") + std::to_string(id); }
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.schedule.RV", RVNode, tvm::ffi::Object);
+};
+class RV : public tvm::ffi::ObjectRef {
+ public:
+  RV(int64_t id, int64_t kind);
+  TVM_FFI_DEFINE_OBJECT_REF_METHODS_NOTNULLABLE(RV, tvm::ffi::ObjectRef, RVNode);
+};
+
+// One recorded primitive call: its name, its inputs (RVs, ints, strings, None, arrays of those),
+// and the RVs it returned.
+struct Instruction {
+  std::string kind;
+  std::vector<Any> inputs;
+  std::vector<RV> outputs;
+};
+
+constexpr int64_t kTraceFormatVersion = 1;
+
+class ScheduleNode : public tvm::ffi::Object {
+ public:
+  // The module as scheduled so far.
+  ir::IRModule mod() const { return mod_; }
+  const std::vector<Instruction>& trace() const { return trace_; }
+
+  // ---- lookups ----
+  // The block named `name` of function `func_name` (or of the module's only function). Error when
+  // there is none or more than one.
+  RV GetBlock(const String& name, const std::optional<String>& func_name = std::nullopt);
+  // The loops above `block`, outermost first.
+  Array<RV> GetLoops(const RV& block);
+  // The blocks directly under `block_or_loop` (not nested in other blocks), in program order.
+  Array<RV> GetChildBlocks(const RV& block_or_loop);
+
+  // ---- loop transformations ----
+  // Splits `loop` (starting at 0) into loops of the given extents, outermost first; at most one
+  // factor may be None (inferred). A non-dividing split adds the predicate `fused < extent` to the
+  // blocks below, unless the analyzer proves it.
+  Array<RV> Split(const RV& loop, const Array<Any>& factors);
+  // Fuses a chain of loops (each the only child of the previous, all starting at 0) into one.
+  RV Fuse(const Array<RV>& loops);
+  // Reorders loops of one chain of single-child loops into the given order (the other loops of
+  // the chain keep their places).
+  void Reorder(const Array<RV>& loops);
+
+  // ---- loop kinds ----
+  // Marks `loop` parallel / vectorized / unrolled, or binds it to `thread` (blockIdx.x ...,
+  // threadIdx.x ...). Parallel, vectorized and bound loops may feed only data-parallel block
+  // iterators (a loop bound to threadIdx may also feed reduction iterators).
+  void Parallel(const RV& loop);
+  void Vectorize(const RV& loop);
+  void Unroll(const RV& loop);
+  void Bind(const RV& loop, const String& thread);
+
+  // ---- annotations ----
+  void Annotate(const RV& block_or_loop, const String& key, const Any& value);
+  void Unannotate(const RV& block_or_loop, const String& key);
+
+  // ---- trace ----
+  // The trace as Python that replays it on `sch` (a tessel.Schedule of the original module).
+  std::string TraceAsPython() const;
+  // The trace as versioned JSON: {"version": 1, "insts": [[kind, [inputs], [outputs]], ...]}.
+  std::string TraceAsJSON() const;
+
+  // The function and the loop/block RV `rv` refers to now (for tests and tools).
+  ir::PrimFunc FuncOf(const RV& rv) const;
+
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.schedule.Schedule", ScheduleNode, tvm::ffi::Object);
+
+  // ---- state (schedule/*.cc) ----
+  struct Entry {
+    int64_t kind = RVNode::kBlock;
+    std::string func;        // the function's name in the module
+    std::string block;       // kBlock: the block's name
+    ir::Var loop_var;        // kLoop: the loop's variable
+    std::string removed_by;  // not empty: the primitive that removed it
+  };
+  ir::IRModule mod_{tvm::ffi::UnsafeInit{}};
+  std::vector<Instruction> trace_;
+  std::vector<Entry> rvs_;
+};
+
+class Schedule : public tvm::ffi::ObjectRef {
+ public:
+  // A schedule of `mod` (a module or a single PrimFunc, which becomes the module's "main").
+  explicit Schedule(ir::IRModule mod);
+  // A fresh schedule of `mod` with the JSON trace `json` applied (ValueError naming the
+  // instruction that failed, or a format it does not read).
+  static Schedule FromJSON(ir::IRModule mod, const std::string& json);
+  // The schedule's state, to apply primitives through.
+  ScheduleNode* mut() const { return const_cast<ScheduleNode*>(get()); }
+  TVM_FFI_DEFINE_OBJECT_REF_METHODS_NOTNULLABLE(Schedule, tvm::ffi::ObjectRef, ScheduleNode);
+};
+
+}  // namespace schedule
+}  // namespace tessel
+
+#endif  // TESSEL_SCHEDULE_SCHEDULE_H_

@@ -1,0 +1,160 @@
+"""Schedules: transform a block program step by step, each step checked, every step recorded in a
+trace that prints as Python, saves as JSON and replays (the C++ core is include/tessel/schedule/).
+
+    sch = tessel.Schedule(matmul)             # a PrimFunc, an IRModule, or text
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    i0, i1 = sch.split(i, [None, 32])
+    sch.reorder(i0, j, i1)
+    sch.parallel(i0)
+    print(sch.trace.as_python())
+    tessel.build(sch.mod)
+
+Names follow TVM's ``s_tir.Schedule`` (``get_sblock`` is accepted for ``get_block``). A failed
+precondition raises :class:`ScheduleError` with the function printed and the offending line
+marked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+import tvm_ffi
+
+from . import _lib  # noqa: F401  (registers the globals)
+from .ir.function import IRModule, PrimFunc
+
+
+@tvm_ffi.error.register_error("ScheduleError")
+class ScheduleError(ValueError):
+    """A schedule primitive's precondition failed (or could not be proved)."""
+
+
+def _f(name: str):
+    return tvm_ffi.get_global_func("tessel.schedule." + name)
+
+
+class BlockRV:
+    """A block of the schedule's module."""
+
+    def __init__(self, rv: Any) -> None:
+        self._rv = rv
+
+    def __repr__(self) -> str:
+        return f"BlockRV({_f('RVName')(self._rv)})"
+
+
+class LoopRV:
+    """A loop of the schedule's module."""
+
+    def __init__(self, rv: Any) -> None:
+        self._rv = rv
+
+    def __repr__(self) -> str:
+        return f"LoopRV({_f('RVName')(self._rv)})"
+
+
+def _wrap(rv: Any):
+    return BlockRV(rv) if int(rv.kind) == 0 else LoopRV(rv)
+
+
+def _raw(x: Any) -> Any:
+    if isinstance(x, (BlockRV, LoopRV)):
+        return x._rv
+    raise TypeError(f"expected a BlockRV or LoopRV, got {type(x).__name__}")
+
+
+def _as_module(mod: Any) -> IRModule:
+    if isinstance(mod, IRModule):
+        return mod
+    if isinstance(mod, PrimFunc):
+        return IRModule({"main": mod})
+    if isinstance(mod, str):
+        from .text import parse
+
+        parsed = parse(mod)
+        return parsed if isinstance(parsed, IRModule) else IRModule({"main": parsed})
+    raise TypeError(f"Schedule: expected an IRModule, a PrimFunc or text, got {type(mod).__name__}")
+
+
+class Trace:
+    """The primitives applied so far."""
+
+    def __init__(self, sch: "Schedule") -> None:
+        self._sch = sch
+
+    def as_python(self) -> str:
+        """Python that replays the trace on ``sch``, a Schedule of the original module."""
+        return str(_f("TraceAsPython")(self._sch._sch))
+
+    def as_json(self) -> str:
+        """The trace as versioned JSON (``Schedule.from_json`` replays it)."""
+        return str(_f("TraceAsJSON")(self._sch._sch))
+
+    def __str__(self) -> str:
+        return self.as_python()
+
+
+class Schedule:
+    """A schedule of a module (see the module docstring)."""
+
+    def __init__(self, mod: Any) -> None:
+        self._sch = _f("Schedule")(_as_module(mod))
+
+    @classmethod
+    def from_json(cls, mod: Any, trace_json: str) -> "Schedule":
+        """A fresh schedule of ``mod`` with the JSON trace applied."""
+        sch = cls.__new__(cls)
+        sch._sch = _f("FromJSON")(_as_module(mod), trace_json)
+        return sch
+
+    @property
+    def mod(self) -> IRModule:
+        """The module as scheduled so far."""
+        return _f("Mod")(self._sch)
+
+    @property
+    def trace(self) -> Trace:
+        return Trace(self)
+
+    # ---- lookups ----
+    def get_block(self, name: str, func_name: Optional[str] = None) -> BlockRV:
+        return BlockRV(_f("GetBlock")(self._sch, name, func_name))
+
+    get_sblock = get_block
+
+    def get_loops(self, block: BlockRV) -> List[LoopRV]:
+        return [LoopRV(r) for r in _f("GetLoops")(self._sch, _raw(block))]
+
+    def get_child_blocks(self, block_or_loop: Any) -> List[BlockRV]:
+        return [BlockRV(r) for r in _f("GetChildBlocks")(self._sch, _raw(block_or_loop))]
+
+    # ---- loops ----
+    def split(self, loop: LoopRV, factors: Sequence[Any]) -> List[LoopRV]:
+        fs = [None if f is None or (isinstance(f, int) and f == -1) else f for f in factors]
+        return [LoopRV(r) for r in _f("Split")(self._sch, _raw(loop), fs)]
+
+    def fuse(self, *loops: LoopRV) -> LoopRV:
+        return LoopRV(_f("Fuse")(self._sch, [_raw(l) for l in loops]))
+
+    def reorder(self, *loops: LoopRV) -> None:
+        _f("Reorder")(self._sch, [_raw(l) for l in loops])
+
+    def parallel(self, loop: LoopRV) -> None:
+        _f("Parallel")(self._sch, _raw(loop))
+
+    def vectorize(self, loop: LoopRV) -> None:
+        _f("Vectorize")(self._sch, _raw(loop))
+
+    def unroll(self, loop: LoopRV) -> None:
+        _f("Unroll")(self._sch, _raw(loop))
+
+    def bind(self, loop: LoopRV, thread_axis: str) -> None:
+        _f("Bind")(self._sch, _raw(loop), thread_axis)
+
+    # ---- annotations ----
+    def annotate(self, block_or_loop: Any, ann_key: str, ann_val: Any) -> None:
+        _f("Annotate")(self._sch, _raw(block_or_loop), ann_key, ann_val)
+
+    def unannotate(self, block_or_loop: Any, ann_key: str) -> None:
+        _f("Unannotate")(self._sch, _raw(block_or_loop), ann_key)

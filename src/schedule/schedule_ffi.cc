@@ -1,0 +1,53 @@
+// The schedule's tvm-ffi globals (python/tessel/schedule.py wraps them).
+#include <tessel/ir/function.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/reflection/registry.h>
+
+#include "schedule/schedule_impl.h"
+
+namespace tessel {
+namespace schedule {
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  namespace refl = tvm::ffi::reflection;
+  refl::ObjectDef<RVNode>(refl::init(false))
+      .def_ro("id", &RVNode::id)
+      .def_ro("kind", &RVNode::kind);
+  refl::ObjectDef<ScheduleNode>(refl::init(false));
+  using S = Schedule;
+  refl::GlobalDef()
+      .def("tessel.schedule.Schedule", [](ir::IRModule mod) { return Schedule(std::move(mod)); })
+      .def("tessel.schedule.FromJSON",
+           [](ir::IRModule mod, const String& json) { return Schedule::FromJSON(mod, json); })
+      .def("tessel.schedule.Mod", [](const S& s) { return s.mut()->mod(); })
+      .def("tessel.schedule.RVName", [](const RV& rv) { return String(rv->Name()); })
+      .def("tessel.schedule.GetBlock",
+           [](const S& s, const String& name, tvm::ffi::Optional<String> func) {
+             std::optional<String> f;
+             if (func) f = *func;
+             return s.mut()->GetBlock(name, f);
+           })
+      .def("tessel.schedule.GetLoops", [](const S& s, const RV& b) { return s.mut()->GetLoops(b); })
+      .def("tessel.schedule.GetChildBlocks",
+           [](const S& s, const RV& b) { return s.mut()->GetChildBlocks(b); })
+      .def("tessel.schedule.Split",
+           [](const S& s, const RV& l, const Array<Any>& f) { return s.mut()->Split(l, f); })
+      .def("tessel.schedule.Fuse", [](const S& s, const Array<RV>& l) { return s.mut()->Fuse(l); })
+      .def("tessel.schedule.Reorder", [](const S& s, const Array<RV>& l) { s.mut()->Reorder(l); })
+      .def("tessel.schedule.Parallel", [](const S& s, const RV& l) { s.mut()->Parallel(l); })
+      .def("tessel.schedule.Vectorize", [](const S& s, const RV& l) { s.mut()->Vectorize(l); })
+      .def("tessel.schedule.Unroll", [](const S& s, const RV& l) { s.mut()->Unroll(l); })
+      .def("tessel.schedule.Bind",
+           [](const S& s, const RV& l, const String& t) { s.mut()->Bind(l, t); })
+      .def("tessel.schedule.Annotate", [](const S& s, const RV& r, const String& k,
+                                          const Any& v) { s.mut()->Annotate(r, k, v); })
+      .def("tessel.schedule.Unannotate",
+           [](const S& s, const RV& r, const String& k) { s.mut()->Unannotate(r, k); })
+      .def("tessel.schedule.TraceAsPython",
+           [](const S& s) { return String(s.mut()->TraceAsPython()); })
+      .def("tessel.schedule.TraceAsJSON",
+           [](const S& s) { return String(s.mut()->TraceAsJSON()); });
+}
+
+}  // namespace schedule
+}  // namespace tessel

@@ -1,0 +1,100 @@
+// What the primitive files of src/schedule share: errors that render the function, the lookup of
+// an RV in the current module, loop paths, statement replacement and trace recording.
+#ifndef TESSEL_SRC_SCHEDULE_SCHEDULE_IMPL_H_
+#define TESSEL_SRC_SCHEDULE_SCHEDULE_IMPL_H_
+
+#include <tessel/arith/analyzer.h>
+#include <tessel/ir/functor.h>
+#include <tessel/schedule/schedule.h>
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tessel {
+namespace schedule {
+
+// Throws a ScheduleError: "<primitive>: <message>", then the function `func` printed with the
+// lines that contain `mark` (a loop header or a block name) underlined. `mark` may be empty.
+[[noreturn]] void ScheduleError(const std::string& primitive, const std::string& message,
+                                const ir::PrimFunc& func, const std::string& mark);
+
+// The text that marks a loop / block in the printed function ("for i in", "block(\"C\")").
+std::string LoopMark(const ir::Var& loop_var);
+std::string BlockMark(const std::string& block);
+
+// A loop found in a function: the node, and the loops above it (outermost first).
+struct LoopSite {
+  const ir::ForNode* loop = nullptr;
+  std::vector<const ir::ForNode*> above;
+};
+// A block found in a function: its realize, and the loops above it up to the enclosing block.
+struct BlockSite {
+  const ir::BlockRealizeNode* realize = nullptr;
+  std::vector<const ir::ForNode*> loops;
+};
+
+class Impl {
+ public:
+  Impl(ScheduleNode* sch, std::string primitive) : sch_(sch), primitive_(std::move(primitive)) {}
+
+  const std::string& primitive() const { return primitive_; }
+  ScheduleNode* sch() { return sch_; }
+
+  // The entry of `rv`, which must be of `kind`; ScheduleError when it is not, or was removed.
+  const ScheduleNode::Entry& Entry(const RV& rv, int64_t kind);
+  ir::PrimFunc Func(const ScheduleNode::Entry& e) const;
+  LoopSite FindLoop(const RV& loop);
+  BlockSite FindBlock(const RV& block);
+
+  [[noreturn]] void Fail(const std::string& message, const ir::PrimFunc& func,
+                         const std::string& mark) {
+    ScheduleError(primitive_, message, func, mark);
+  }
+
+  // Replaces the statement `target` of the function of `e` by `replacement`, in the module.
+  void Replace(const ScheduleNode::Entry& e, const ir::Stmt& target, const ir::Stmt& replacement);
+
+  // A new RV of `kind` for the loop `loop_var` or the block `block` of function `func`.
+  RV NewLoop(const std::string& func, const ir::Var& loop_var);
+  RV NewBlock(const std::string& func, const std::string& block);
+  // Marks the loop RV entries of `loop_vars` as removed by this primitive.
+  void Remove(const std::vector<const ir::VarNode*>& loop_vars);
+
+  // Records this primitive in the trace.
+  void Record(std::vector<Any> inputs, std::vector<RV> outputs);
+
+ private:
+  ScheduleNode* sch_;
+  std::string primitive_;
+};
+
+// An analyzer that knows the ranges of `loops`.
+void BindLoops(arith::Analyzer* analyzer, const std::vector<const ir::ForNode*>& loops);
+
+// Replaces variables in expressions and statements.
+class VarSubstituter : public ir::StmtExprMutator {
+ public:
+  explicit VarSubstituter(std::unordered_map<const ir::VarNode*, ir::PrimExpr> vmap)
+      : vmap_(std::move(vmap)) {}
+  using ir::StmtExprMutator::VisitExpr_;
+  ir::PrimExpr VisitExpr_(const ir::VarNode* op) override {
+    auto it = vmap_.find(op);
+    return it == vmap_.end() ? ir::GetRef<ir::PrimExpr>(op) : it->second;
+  }
+
+ private:
+  std::unordered_map<const ir::VarNode*, ir::PrimExpr> vmap_;
+};
+
+// Whether `e` uses any of `vars`.
+bool UsesAny(const ir::PrimExpr& e, const std::vector<const ir::VarNode*>& vars);
+
+// The realizes of the blocks under `stmt` that are not nested in another block.
+std::vector<const ir::BlockRealizeNode*> ChildRealizes(const ir::Stmt& stmt);
+
+}  // namespace schedule
+}  // namespace tessel
+
+#endif  // TESSEL_SRC_SCHEDULE_SCHEDULE_IMPL_H_

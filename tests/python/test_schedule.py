@@ -1,0 +1,254 @@
+"""Schedule primitives (lookups, split, fuse, reorder, loop kinds, annotations): the IR after each,
+each refusal with its message, the trace printed as Python and as JSON, both replayed onto a fresh
+schedule to a structurally equal module, and scheduled programs run through the C backend
+against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm_ffi
+
+import tessel
+from tessel import ir
+
+MATMUL = """
+@T.prim_func
+def matmul(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 40), "float32"),
+           C: T.Buffer((64, 40), "float32")):
+    T.func_attr({"global_symbol": "matmul"})
+    for i, j, k in T.grid(64, 40, 48):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+TWO_BLOCKS = """
+@T.prim_func
+def two(A: T.Buffer((30,), "float32"), B: T.Buffer((30,), "float32"), C: T.Buffer((30,), "float32")):
+    T.func_attr({"global_symbol": "two"})
+    for i in range(30):
+        with T.block("B"):
+            vi = T.axis.spatial(30, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(30):
+        with T.block("C"):
+            vi = T.axis.spatial(30, i)
+            C[vi] = B[vi] + T.float32(1)
+"""
+
+rng = np.random.default_rng(5)
+
+
+def run_matmul(mod):
+    a = rng.standard_normal((64, 48)).astype("float32")
+    b = rng.standard_normal((48, 40)).astype("float32")
+    c = np.full((64, 40), np.nan, "float32")
+    tessel.build(mod)["matmul"](*(tvm_ffi.from_dlpack(x) for x in (a, b, c)))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-4)
+
+
+def replays(sch, src):
+    """The trace, printed as Python and as JSON, replays onto a fresh schedule to an equal module."""
+    fresh = tessel.Schedule(src)
+    exec(sch.trace.as_python(), {"sch": fresh})  # noqa: S102
+    ir.assert_structural_equal(fresh.mod, sch.mod)
+    again = tessel.Schedule.from_json(src, sch.trace.as_json())
+    ir.assert_structural_equal(again.mod, sch.mod)
+
+
+def loop_text(sch):
+    return tessel.as_text(sch.mod)
+
+
+# ---- lookups ----
+
+def test_lookups_and_their_errors():
+    sch = tessel.Schedule(TWO_BLOCKS)
+    b = sch.get_block("B")
+    c = sch.get_sblock("C")
+    assert len(sch.get_loops(b)) == 1 and len(sch.get_loops(c)) == 1
+    root_loops = sch.get_loops(c)
+    assert len(sch.get_child_blocks(root_loops[0])) == 1
+    with pytest.raises(tessel.ScheduleError, match=r'get_block: no block named "D" in function'):
+        sch.get_block("D")
+    assert 'sch.get_block(name="B")' in sch.trace.as_python()
+    replays(sch, TWO_BLOCKS)
+
+
+# ---- split ----
+
+def test_split_with_an_inferred_factor_keeps_results():
+    sch = tessel.Schedule(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 16])
+    text = loop_text(sch)
+    assert "for i_0 in range(4):" in text and "for i_1 in range(16):" in text
+    assert "T.where" not in text  # 4 * 16 == 64 is proved: no predicate
+    assert "l4, l5 = sch.split(loop=l1, factors=[None, 16])" in sch.trace.as_python()
+    run_matmul(sch.mod)
+    replays(sch, MATMUL)
+
+
+def test_a_non_dividing_split_adds_the_predicate():
+    sch = tessel.Schedule(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.split(j, [None, 16])  # 40 = 3 * 16 - 8
+    text = loop_text(sch)
+    assert "for j_0 in range(3):" in text
+    assert "T.where(j_0 * 16 + j_1 < 40)" in text
+    run_matmul(sch.mod)
+    replays(sch, MATMUL)
+
+
+@pytest.mark.parametrize("factors,message", [
+    ([None, None], "at most one factor may be None"),
+    ([0, 64], r"factor 0 \(0\) is not provably positive"),
+    ([2, 16], r"the product of the factors \(32\) could not be proved to cover the loop's extent 64"),
+    ([64], "needs at least two factors"),
+])
+def test_split_refusals(factors, message):
+    sch = tessel.Schedule(MATMUL)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tessel.ScheduleError, match="split: " + message):
+        sch.split(i, factors)
+
+
+def test_a_removed_loop_is_named_by_the_primitive_that_removed_it():
+    sch = tessel.Schedule(MATMUL)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    sch.split(i, [8, 8])
+    with pytest.raises(tessel.ScheduleError, match="refers to a loop that split replaced"):
+        sch.split(i, [8, 8])
+
+
+def test_split_refuses_a_parallel_loop():
+    sch = tessel.Schedule(MATMUL)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    sch.parallel(i)
+    with pytest.raises(tessel.ScheduleError,
+                       match="the loop i is parallel; only a serial loop can be split"):
+        sch.split(i, [8, 8])
+
+
+# ---- fuse and reorder ----
+
+def test_fuse_and_reorder():
+    sch = tessel.Schedule(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(k, i)  # the two swap places: k j i
+    text = loop_text(sch)
+    assert text.index("for k in") < text.index("for j in") < text.index("for i in")
+    sch.fuse(j, i)
+    text = loop_text(sch)
+    assert "for j_i_fused in range(2560):" in text
+    assert "j_i_fused % 64" in text and "j_i_fused // 64" in text
+    run_matmul(sch.mod)
+    replays(sch, MATMUL)
+    assert "sch.fuse(l" in sch.trace.as_python() and "sch.reorder(l3, l1)" in sch.trace.as_python()
+
+
+def test_fuse_and_reorder_refusals():
+    sch = tessel.Schedule(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tessel.ScheduleError, match="fuse: the loops i, k are not a chain"):
+        sch.fuse(i, k)
+    with pytest.raises(tessel.ScheduleError, match="reorder: the loop i is given twice"):
+        sch.reorder(i, i)
+    sch2 = tessel.Schedule(TWO_BLOCKS)
+    (a,) = sch2.get_loops(sch2.get_block("B"))
+    (b,) = sch2.get_loops(sch2.get_block("C"))
+    with pytest.raises(tessel.ScheduleError, match="is not on the path of the others"):
+        sch2.reorder(a, b)
+
+
+# ---- loop kinds ----
+
+def test_parallel_vectorize_unroll_bind():
+    sch = tessel.Schedule(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.parallel(i)
+    sch.vectorize(j)
+    sch.unroll(k)
+    text = loop_text(sch)
+    assert "T.parallel(64)" in text and "T.vectorized(40)" in text and "T.unroll(48)" in text
+    run_matmul(sch.mod)
+    replays(sch, MATMUL)
+
+
+def test_loop_kind_refusals():
+    sch = tessel.Schedule(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tessel.ScheduleError,
+                       match='parallel: the loop k feeds the reduce iterator vk of block "C"'):
+        sch.parallel(k)
+    with pytest.raises(tessel.ScheduleError, match="only data-parallel iterators can be bound"):
+        sch.bind(k, "blockIdx.x")
+    with pytest.raises(tessel.ScheduleError, match="'warp.x' is not a thread tag"):
+        sch.bind(i, "warp.x")
+    # A loop bound to threadIdx may feed a reduction (a cross-thread reduction).
+    sch.bind(k, "threadIdx.x")
+    sch.bind(i, "blockIdx.x")
+    with pytest.raises(tessel.ScheduleError, match="is already bound to blockIdx.x"):
+        sch.bind(i, "blockIdx.y")
+    replays(sch, MATMUL)
+
+
+def test_the_error_prints_the_function_with_the_loop_marked():
+    sch = tessel.Schedule(MATMUL)
+    _, _, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tessel.ScheduleError) as err:
+        sch.vectorize(k)
+    lines = str(err.value).splitlines()
+    at = next(n for n, line in enumerate(lines) if "for k in range(48):" in line)
+    assert set(lines[at + 1].strip()) == {"^"}
+
+
+# ---- annotations ----
+
+def test_annotate_and_unannotate():
+    sch = tessel.Schedule(MATMUL)
+    b = sch.get_block("C")
+    i, _, _ = sch.get_loops(b)
+    sch.annotate(i, "pragma_unroll", 4)
+    sch.annotate(b, "note", "hot")
+    text = loop_text(sch)
+    assert '"pragma_unroll": 4' in text and '"note": "hot"' in text
+    replays(sch, MATMUL)
+    sch.unannotate(i, "pragma_unroll")
+    with pytest.raises(tessel.ScheduleError, match="has no annotation 'pragma_unroll'"):
+        sch.unannotate(i, "pragma_unroll")
+    assert "pragma_unroll" not in loop_text(sch)
+    replays(sch, MATMUL)
+
+
+# ---- the trace format ----
+
+def test_trace_json_is_versioned():
+    sch = tessel.Schedule(MATMUL)
+    sch.get_loops(sch.get_block("C"))
+    js = sch.trace.as_json()
+    assert js.startswith('{"version":1,')
+    with pytest.raises(ValueError, match="format version 2 is not supported"):
+        tessel.Schedule.from_json(MATMUL, js.replace('"version":1', '"version":2'))
+    with pytest.raises(ValueError, match="instruction 0: unknown primitive 'frobnicate'"):
+        tessel.Schedule.from_json(MATMUL, '{"version":1,"insts":[["frobnicate",[],[]]]}')
+    with pytest.raises(ValueError, match="uses l9 before any instruction makes it"):
+        tessel.Schedule.from_json(MATMUL, '{"version":1,"insts":[["parallel",[{"rv":"l9"}],[]]]}')
+
+
+def test_a_full_cpu_schedule_of_matmul():
+    sch = tessel.Schedule(MATMUL)
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 8])
+    sch.reorder(i0, j0, k, i1, j1)
+    f = sch.fuse(i0, j0)
+    sch.parallel(f)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    run_matmul(sch.mod)
+    replays(sch, MATMUL)
