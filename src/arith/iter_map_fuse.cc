@@ -248,6 +248,9 @@ std::optional<IterSumExpr> IterMapRewriter::TryFuseIters(IterSumExpr expr, IterM
   int base_index = FindBaseIter(expr, visited, nullptr);
   if (base_index == -1) return std::nullopt;
   PrimExpr base_scale = expr->args[base_index]->scale;
+  // Only positive scales fuse (a negative one would make the fused mark run backwards, and its
+  // extent arithmetic does not hold; the fuzzer found a negative extent).
+  if (!analyzer_->CanProveGreaterEqual(base_scale, 1)) return std::nullopt;
 
   std::vector<IterSplitExpr> flattened_iters, grouped_iters;
   PrimExpr extra_base = ir::MakeConst(t, 0);

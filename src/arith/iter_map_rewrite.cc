@@ -220,6 +220,11 @@ bool IterMapRewriter::CanProveDivisible(const PrimExpr& lhs, const PrimExpr& rhs
 std::optional<Value> IterMapRewriter::SplitFloorDiv(IterSplitExpr lhs, PrimExpr base,
                                                     PrimExpr rhs) {
   DataType t = lhs->dtype;
+  if (!analyzer_->CanProveGreaterEqual(lhs->scale, 1)) {
+    Error("cannot represent as an iterator map: a negative scale " + ir::AsText(lhs->scale) +
+          " under a division");
+    return std::nullopt;
+  }
   if (IsOne(rhs)) return Value{PrimExpr(), IterSumExpr({lhs}, base)};
   if (!IsOne(lhs->scale)) {
     if (CanProveDivisible(lhs->scale, rhs) && CanProveDivisible(base, rhs)) {
@@ -267,6 +272,11 @@ std::optional<Value> IterMapRewriter::SplitFloorDiv(IterSplitExpr lhs, PrimExpr 
 std::optional<Value> IterMapRewriter::SplitFloorMod(IterSplitExpr lhs, PrimExpr base,
                                                     PrimExpr rhs) {
   DataType t = lhs->dtype;
+  if (!analyzer_->CanProveGreaterEqual(lhs->scale, 1)) {
+    Error("cannot represent as an iterator map: a negative scale " + ir::AsText(lhs->scale) +
+          " under a division");
+    return std::nullopt;
+  }
   if (IsOne(rhs)) return Value{ir::MakeConst(t, 0), IterSumExpr()};
   if (!IsOne(lhs->scale)) {
     if (CanProveDivisible(lhs->scale, rhs) && CanProveDivisible(base, rhs)) {
