@@ -99,7 +99,71 @@ class BlockLowerer : public StmtExprMutator {
     if (concurrent) concurrent_.push_back(op);
     Stmt out = StmtExprMutator::VisitStmt_(op);
     if (concurrent) concurrent_.pop_back();
-    return out;
+    return HoistInit(out);
+  }
+
+  // `for v: { if (g and v == min): init; rest }`, where the `if` is a block's init guard, the
+  // loop is serial with a constant extent of at least 1 and neither g nor init uses v, becomes
+  // `{ if g: init; for v: rest }`: the init ran only in the first iteration, before anything else
+  // in it, and now runs just before that iteration. Applied to every loop on the way out, a
+  // reduction's init leaves all its reduce loops when they directly enclose the block.
+  Stmt HoistInit(const Stmt& loop_stmt) {
+    const auto* loop = loop_stmt.as<ForNode>();
+    if (!loop || (loop->kind != ForKind::kSerial && loop->kind != ForKind::kUnrolled)) {
+      return loop_stmt;
+    }
+    std::optional<int64_t> extent = AsConstInt(loop->extent);
+    const auto* seq = loop->body.as<SeqStmtNode>();
+    if (!extent || *extent < 1 || !seq || seq->seq.size() < 2) return loop_stmt;
+    const auto* guard_if = seq->seq[0].as<IfThenElseNode>();
+    if (!guard_if || !init_ifs_.count(guard_if) || guard_if->else_case) return loop_stmt;
+    std::vector<PrimExpr> terms, rest_terms;
+    SplitAnd(guard_if->condition, &terms);
+    bool found = false;
+    for (const PrimExpr& t : terms) {
+      const auto* e = t.as<EQNode>();
+      if (!found && e && e->a.same_as(loop->loop_var) && SameValue(e->b, loop->min)) {
+        found = true;
+      } else {
+        rest_terms.push_back(t);
+      }
+    }
+    if (!found) return loop_stmt;
+    Stmt init = guard_if->then_case;
+    bool uses = UsesVar(init, loop->loop_var.get());
+    for (const PrimExpr& t : rest_terms) uses = uses || UsesVar(t, loop->loop_var.get());
+    if (uses) return loop_stmt;
+    Stmt hoisted = init;
+    if (!rest_terms.empty()) {
+      PrimExpr g = rest_terms[0];
+      for (size_t i = 1; i < rest_terms.size(); ++i) g = logical_and(g, rest_terms[i]);
+      hoisted = WithSpan(IfThenElse(g, init), guard_if->span);
+      init_ifs_.insert(hoisted.as<IfThenElseNode>());
+    }
+    Array<Stmt> body(seq->seq.begin() + 1, seq->seq.end());
+    For out = GetRef<For>(loop);
+    out.CopyOnWrite()->body = SeqStmt::Flatten(std::vector<Stmt>(body.begin(), body.end()));
+    return SeqStmt::Flatten(std::vector<Stmt>{hoisted, out});
+  }
+
+  static void SplitAnd(const PrimExpr& e, std::vector<PrimExpr>* out) {
+    if (const auto* a = e.as<AndNode>()) {
+      SplitAnd(a->a, out);
+      SplitAnd(a->b, out);
+    } else {
+      out->push_back(e);
+    }
+  }
+  static bool SameValue(const PrimExpr& a, const PrimExpr& b) {
+    if (a.same_as(b)) return true;
+    std::optional<int64_t> x = AsConstInt(a), y = AsConstInt(b);
+    return x && y && *x == *y;
+  }
+  template <typename T>
+  static bool UsesVar(const T& node, const VarNode* v) {
+    bool uses = false;
+    PostOrderVisit(node, [&](const ObjectRef& n) { uses = uses || n.get() == v; });
+    return uses;
   }
   Stmt VisitStmt_(const LetStmtNode* op) override {
     bound_.insert(op->var.get());
@@ -188,6 +252,7 @@ class BlockLowerer : public StmtExprMutator {
         seq.push_back(init);
       } else if (!IsConstZero(init_guard)) {
         seq.push_back(WithSpan(IfThenElse(init_guard, init), op->span));
+        init_ifs_.insert(seq.back().as<IfThenElseNode>());
       }
     }
     seq.push_back(VisitStmt(block->body));
@@ -333,6 +398,8 @@ class BlockLowerer : public StmtExprMutator {
   std::unordered_set<const VarNode*> bound_;
   // The enclosing loops whose iterations run at once (parallel, vectorized, thread-bound).
   std::vector<const ForNode*> concurrent_;
+  // The init guards this pass made (HoistInit moves only these).
+  std::unordered_set<const IfThenElseNode*> init_ifs_;
 };
 
 bool HasBlock(const Stmt& body) {

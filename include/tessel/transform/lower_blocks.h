@@ -7,7 +7,12 @@
 // - a predicate that is not the constant True becomes `if predicate:` around the whole block;
 // - `T.init()` becomes `if v0 == min0 and v1 == min1 ...: init` before the body, over the bound
 //   values of the reduce (T.axis.reduce) iteration variables and their domain mins (no `if` when
-//   the condition folds to a constant). A block with an init but no reduce axis is a ValueError;
+//   the condition folds to a constant). A block with an init but no reduce axis is a ValueError.
+//   The `if` then leaves each enclosing serial (or unrolled) loop of constant extent >= 1 whose
+//   body it starts, when one of its `and`-terms is `loop_var == loop.min` and neither the other
+//   terms nor the init use that variable: `for k: {if k == 0: init; body}` becomes
+//   `init; for k: body` (the init ran in the first iteration, before the rest of it), so a
+//   reduction's init runs outside the reduce loops that directly enclose its block;
 // - each alloc_buffer becomes `Allocate(buffer.data, dtype, extents, True)` + `DeclBuffer(buffer)`
 //   around the block's init and body, outermost the first buffer. Extents are the buffer's shape
 //   (FlattenBuffer makes them one flat extent later); a buffer declared with strides or an

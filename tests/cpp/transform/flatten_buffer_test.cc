@@ -199,9 +199,8 @@ def matmul(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.
     C_1 = T.decl_buffer((64,), data=C.data)
     for i in range(8):
         for j in range(8):
+            C_1[i * 8 + j] = T.float32(0)
             for k in range(8):
-                if k == 0:
-                    C_1[i * 8 + j] = T.float32(0)
                 C_1[i * 8 + j] = C_1[i * 8 + j] + A_1[i * 8 + k] * B_1[k * 8 + j]
 )");
   PrimFunc got = FlattenBuffer(LowerBlocks(in));

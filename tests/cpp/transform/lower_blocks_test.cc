@@ -75,10 +75,70 @@ def matmul(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"
 def matmul(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
     for i in range(128):
         for j in range(128):
+            C[i, j] = T.float32(0)
             for k in range(128):
-                if k == 0:
-                    C[i, j] = T.float32(0)
                 C[i, j] = C[i, j] + A[i, k] * B[k, j]
+)");
+}
+
+// The init leaves every reduce loop that directly encloses the block (a serial loop of constant
+// extent >= 1 whose variable the guard compares with the loop's min), as max_pool2d's 2x2 window.
+TEST(LowerBlocks, InitLeavesTheReduceLoopsAroundTheBlock) {
+  ExpectLower(R"(
+@T.prim_func
+def pool(A: T.Buffer((8, 8), "float32"), B: T.Buffer((4, 4), "float32")):
+    for i, j, ri, rj in T.grid(4, 4, 2, 2):
+        with T.block("B"):
+            vi, vj, vri, vrj = T.axis.remap("SSRR", [i, j, ri, rj])
+            with T.init():
+                B[vi, vj] = T.float32(-3.0e38)
+            B[vi, vj] = T.max(B[vi, vj], A[vi * 2 + vri, vj * 2 + vrj])
+)",
+              R"(
+@T.prim_func
+def pool(A: T.Buffer((8, 8), "float32"), B: T.Buffer((4, 4), "float32")):
+    for i, j in T.grid(4, 4):
+        B[i, j] = T.float32(-3.0e38)
+        for ri, rj in T.grid(2, 2):
+            B[i, j] = T.max(B[i, j], A[i * 2 + ri, j * 2 + rj])
+)");
+}
+
+// The init stays where leaving a loop would change what runs: a spatial loop inside the reduce
+// loop (the init must run once per element, in the first k iteration), and a reduce loop whose
+// extent may be 0 (then the init never ran).
+TEST(LowerBlocks, InitStaysInsideWhenHoistingWouldChangeWhatRuns) {
+  ExpectLower(R"(
+@T.prim_func
+def f(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32"), n: T.int32):
+    for k in range(8):
+        for i in range(8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+    for i in range(8):
+        for k in range(n):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+)",
+              R"(
+@T.prim_func
+def f(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32"), n: T.int32):
+    for k in range(8):
+        for i in range(8):
+            if k == 0:
+                B[i] = T.float32(0)
+            B[i] = B[i] + A[i, k]
+    for i in range(8):
+        for k in range(n):
+            if k == 0:
+                B[i] = T.float32(0)
+            B[i] = B[i] + A[i, k]
 )");
 }
 
@@ -104,9 +164,9 @@ def f(A: T.Buffer((8, 8, 8), "float32"), B: T.Buffer((8,), "float32")):
 def f(A: T.Buffer((8, 8, 8), "float32"), B: T.Buffer((8,), "float32")):
     for i in range(8):
         for j in range(6):
+            if j + 2 == 2:
+                B[i] = T.float32(0)
             for k in range(8):
-                if j + 2 == 2 and k == 0:
-                    B[i] = T.float32(0)
                 B[i] = B[i] + A[i, j + 2, k]
 )");
 }
