@@ -54,14 +54,20 @@ class LoopRV:
         return f"LoopRV({_f('RVName')(self._rv)})"
 
 
-def _wrap(rv: Any):
-    return BlockRV(rv) if int(rv.kind) == 0 else LoopRV(rv)
+class ExprRV:
+    """A sampled integer (``sch.get(v)`` reads it); usable as a split factor."""
+
+    def __init__(self, rv: Any) -> None:
+        self._rv = rv
+
+    def __repr__(self) -> str:
+        return f"ExprRV({_f('RVName')(self._rv)})"
 
 
 def _raw(x: Any) -> Any:
-    if isinstance(x, (BlockRV, LoopRV)):
+    if isinstance(x, (BlockRV, LoopRV, ExprRV)):
         return x._rv
-    raise TypeError(f"expected a BlockRV or LoopRV, got {type(x).__name__}")
+    raise TypeError(f"expected a BlockRV, LoopRV or ExprRV, got {type(x).__name__}")
 
 
 def _as_module(mod: Any) -> IRModule:
@@ -98,8 +104,8 @@ class Trace:
 class Schedule:
     """A schedule of a module (see the module docstring)."""
 
-    def __init__(self, mod: Any) -> None:
-        self._sch = _f("Schedule")(_as_module(mod))
+    def __init__(self, mod: Any, seed: int = 1) -> None:
+        self._sch = _f("Schedule")(_as_module(mod), int(seed))
 
     @classmethod
     def from_json(cls, mod: Any, trace_json: str) -> "Schedule":
@@ -131,7 +137,8 @@ class Schedule:
 
     # ---- loops ----
     def split(self, loop: LoopRV, factors: Sequence[Any]) -> List[LoopRV]:
-        fs = [None if f is None or (isinstance(f, int) and f == -1) else f for f in factors]
+        fs = [None if f is None or (isinstance(f, int) and f == -1)
+              else f._rv if isinstance(f, ExprRV) else f for f in factors]
         return [LoopRV(r) for r in _f("Split")(self._sch, _raw(loop), fs)]
 
     def fuse(self, *loops: LoopRV) -> LoopRV:
@@ -151,6 +158,24 @@ class Schedule:
 
     def bind(self, loop: LoopRV, thread_axis: str) -> None:
         _f("Bind")(self._sch, _raw(loop), thread_axis)
+
+    # ---- sampling ----
+    def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
+                            decision: Optional[Sequence[int]] = None) -> List[ExprRV]:
+        """``n`` factors of the loop's constant extent, drawn from the schedule's seeded generator
+        (or ``decision``); recorded in the trace with the values drawn."""
+        d = None if decision is None else [int(x) for x in decision]
+        return [ExprRV(r) for r in _f("SamplePerfectTile")(self._sch, _raw(loop), int(n),
+                                                           int(max_innermost_factor), d)]
+
+    def sample_categorical(self, candidates: Sequence[int], probs: Sequence[float],
+                           decision: Optional[int] = None) -> ExprRV:
+        return ExprRV(_f("SampleCategorical")(self._sch, [int(c) for c in candidates],
+                                              [float(p) for p in probs], decision))
+
+    def get(self, value: ExprRV) -> int:
+        """The integer a sampling primitive drew."""
+        return int(_f("Get")(self._sch, _raw(value)))
 
     # ---- annotations ----
     def annotate(self, block_or_loop: Any, ann_key: str, ann_val: Any) -> None:

@@ -115,7 +115,9 @@ Array<RV> ScheduleNode::Split(const RV& loop, const Array<Any>& factors) {
       continue;
     }
     PrimExpr v;
-    if (auto i64 = a.try_cast<int64_t>()) {
+    if (auto rv = a.try_cast<RV>()) {
+      v = MakeConst(t, impl.Entry(*rv, RVNode::kExpr).value);  // a sampled factor
+    } else if (auto i64 = a.try_cast<int64_t>()) {
       v = MakeConst(t, *i64);
     } else if (auto e = a.try_cast<PrimExpr>()) {
       v = *e;

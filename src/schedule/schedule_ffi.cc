@@ -16,7 +16,10 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   refl::ObjectDef<ScheduleNode>(refl::init(false));
   using S = Schedule;
   refl::GlobalDef()
-      .def("tessel.schedule.Schedule", [](ir::IRModule mod) { return Schedule(std::move(mod)); })
+      .def("tessel.schedule.Schedule",
+           [](ir::IRModule mod, int64_t seed) {
+             return Schedule(std::move(mod), static_cast<uint64_t>(seed));
+           })
       .def("tessel.schedule.FromJSON",
            [](ir::IRModule mod, const String& json) { return Schedule::FromJSON(mod, json); })
       .def("tessel.schedule.Mod", [](const S& s) { return s.mut()->mod(); })
@@ -43,6 +46,28 @@ TVM_FFI_STATIC_INIT_BLOCK() {
                                           const Any& v) { s.mut()->Annotate(r, k, v); })
       .def("tessel.schedule.Unannotate",
            [](const S& s, const RV& r, const String& k) { s.mut()->Unannotate(r, k); })
+      .def("tessel.schedule.SamplePerfectTile",
+           [](const S& s, const RV& l, int64_t n, int64_t max_inner,
+              tvm::ffi::Optional<Array<int64_t>> decision) {
+             std::optional<std::vector<int64_t>> d;
+             if (decision) {
+               d = std::vector<int64_t>();
+               for (size_t i = 0; i < decision->size(); ++i) d->push_back((*decision)[i]);
+             }
+             return s.mut()->SamplePerfectTile(l, n, max_inner, d);
+           })
+      .def("tessel.schedule.SampleCategorical",
+           [](const S& s, const Array<int64_t>& candidates, const Array<double>& probs,
+              tvm::ffi::Optional<int64_t> decision) {
+             std::optional<int64_t> d;
+             if (decision) d = *decision;
+             std::vector<int64_t> c;
+             std::vector<double> p;
+             for (size_t i = 0; i < candidates.size(); ++i) c.push_back(candidates[i]);
+             for (size_t i = 0; i < probs.size(); ++i) p.push_back(probs[i]);
+             return s.mut()->SampleCategorical(c, p, d);
+           })
+      .def("tessel.schedule.Get", [](const S& s, const RV& v) { return s->Get(v); })
       .def("tessel.schedule.TraceAsPython",
            [](const S& s) { return String(s.mut()->TraceAsPython()); })
       .def("tessel.schedule.TraceAsJSON",

@@ -59,6 +59,7 @@ class Impl {
   // A new RV of `kind` for the loop `loop_var` or the block `block` of function `func`.
   RV NewLoop(const std::string& func, const ir::Var& loop_var);
   RV NewBlock(const std::string& func, const std::string& block);
+  RV NewValue(int64_t value);
   // Marks the loop RV entries of `loop_vars` as removed by this primitive.
   void Remove(const std::vector<const ir::VarNode*>& loop_vars);
 

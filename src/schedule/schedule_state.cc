@@ -21,9 +21,10 @@ RV::RV(int64_t id, int64_t kind) {
   data_ = std::move(n);
 }
 
-Schedule::Schedule(IRModule mod) {
+Schedule::Schedule(IRModule mod, uint64_t seed) {
   auto n = tvm::ffi::make_object<ScheduleNode>();
   n->mod_ = std::move(mod);
+  n->rng_state_ ^= seed * 0xBF58476D1CE4E5B9ull;
   data_ = std::move(n);
 }
 
@@ -138,7 +139,9 @@ std::vector<const BlockRealizeNode*> ChildRealizes(const Stmt& stmt) {
 }
 
 const ScheduleNode::Entry& Impl::Entry(const RV& rv, int64_t kind) {
-  const char* want = kind == RVNode::kBlock ? "a block" : "a loop";
+  const char* want = kind == RVNode::kBlock  ? "a block"
+                     : kind == RVNode::kLoop ? "a loop"
+                                             : "an integer";
   if (rv->id < 0 || rv->id >= static_cast<int64_t>(sch_->rvs_.size())) {
     Fail("RV " + rv->Name() + " does not belong to this schedule", PrimFunc(), "");
   }
@@ -208,6 +211,14 @@ RV Impl::NewBlock(const std::string& func, const std::string& block) {
   e.block = block;
   sch_->rvs_.push_back(e);
   return RV(static_cast<int64_t>(sch_->rvs_.size()) - 1, RVNode::kBlock);
+}
+
+RV Impl::NewValue(int64_t value) {
+  ScheduleNode::Entry e;
+  e.kind = RVNode::kExpr;
+  e.value = value;
+  sch_->rvs_.push_back(e);
+  return RV(static_cast<int64_t>(sch_->rvs_.size()) - 1, RVNode::kExpr);
 }
 
 void Impl::Remove(const std::vector<const VarNode*>& loop_vars) {

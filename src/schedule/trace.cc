@@ -93,6 +93,23 @@ const std::map<std::string, Primitive>& Primitives() {
           if (in[1] != nullptr) func = in[1].cast<String>();
           return std::vector<RV>{s->GetBlock(in[0].cast<String>(), func)};
         }}},
+      {"sample_perfect_tile",
+       {{"loop", "n", "max_innermost_factor", "decision"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          std::vector<int64_t> d;
+          for (const Any& x : in[3].cast<Array<Any>>()) d.push_back(x.cast<int64_t>());
+          return ToVector(s->SamplePerfectTile(in[0].cast<RV>(), in[1].cast<int64_t>(),
+                                               in[2].cast<int64_t>(), d));
+        }}},
+      {"sample_categorical",
+       {{"candidates", "probs", "decision"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          std::vector<int64_t> c;
+          std::vector<double> p;
+          for (const Any& x : in[0].cast<Array<Any>>()) c.push_back(x.cast<int64_t>());
+          for (const Any& x : in[1].cast<Array<Any>>()) p.push_back(x.cast<double>());
+          return std::vector<RV>{s->SampleCategorical(c, p, in[2].cast<int64_t>())};
+        }}},
       {"get_loops",
        {{"block"},
         [](ScheduleNode* s, const std::vector<Any>& in) {
@@ -174,7 +191,8 @@ std::string ScheduleNode::TraceAsPython() const {
       os << (i ? ", " : "") << inst.outputs[i]->Name();
     }
     // A primitive that returns a list binds a single element with a trailing comma.
-    bool list = inst.kind == "get_loops" || inst.kind == "get_child_blocks" || inst.kind == "split";
+    bool list = inst.kind == "get_loops" || inst.kind == "get_child_blocks" ||
+                inst.kind == "split" || inst.kind == "sample_perfect_tile";
     if (list && inst.outputs.size() == 1) os << ",";
     if (!inst.outputs.empty()) os << " = ";
     os << "sch." << inst.kind << "(";

@@ -252,3 +252,45 @@ def test_a_full_cpu_schedule_of_matmul():
     sch.vectorize(j1)
     run_matmul(sch.mod)
     replays(sch, MATMUL)
+
+
+# ---- sampling ----
+
+def test_sample_perfect_tile_drives_split_and_replays_its_decision():
+    draws = set()
+    for seed in range(1, 9):
+        sch = tessel.Schedule(MATMUL, seed=seed)
+        i, _, _ = sch.get_loops(sch.get_block("C"))
+        vs = sch.sample_perfect_tile(i, n=3, max_innermost_factor=8)
+        values = [sch.get(v) for v in vs]
+        assert np.prod(values) == 64 and values[-1] <= 8
+        draws.add(tuple(values))
+        sch.split(i, vs)
+        assert f"decision={list(values)}" in sch.trace.as_python()
+        run_matmul(sch.mod)
+        replays(sch, MATMUL)
+    assert len(draws) > 1, "eight seeds drew one factorization"
+    # The same seed draws the same.
+    a, b = tessel.Schedule(MATMUL, seed=3), tessel.Schedule(MATMUL, seed=3)
+    for s in (a, b):
+        s.sample_perfect_tile(s.get_loops(s.get_block("C"))[0], n=2)
+    assert a.trace.as_python() == b.trace.as_python()
+
+
+def test_sampling_refusals_and_decisions():
+    sch = tessel.Schedule(MATMUL)
+    i, j, _ = sch.get_loops(sch.get_block("C"))
+    (v,) = [sch.sample_categorical([4, 8, 16], [0.0, 1.0, 0.0])]
+    assert sch.get(v) == 8
+    w = sch.sample_categorical([4, 8, 16], [1, 1, 1], decision=2)
+    assert sch.get(w) == 16
+    sch.split(j, [None, w])
+    assert "T.where" in loop_text(sch)  # 40 is not a multiple of 16
+    replays(sch, MATMUL)
+    with pytest.raises(tessel.ScheduleError, match=r"the decision \[2, 2\] is not 2 factors of 64"):
+        sch.sample_perfect_tile(i, n=2, decision=[2, 2])
+    with pytest.raises(tessel.ScheduleError, match="no factorization of 64 into 2 factors has its "
+                                                   "innermost at most 0|is not positive"):
+        sch.sample_perfect_tile(i, n=0)
+    with pytest.raises(tessel.ScheduleError, match="the probabilities sum to 0"):
+        sch.sample_categorical([1], [0.0])

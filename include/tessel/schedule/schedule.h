@@ -34,16 +34,20 @@ using tvm::ffi::Any;
 using tvm::ffi::Array;
 using tvm::ffi::String;
 
-// A block or loop of the schedule's module. `kind` is 0 for blocks, 1 for loops; `id` is unique in
-// its schedule and names it in the trace (b<id>, l<id>).
+// A block or loop of the schedule's module, or a sampled integer. `kind` is 0 for blocks, 1 for
+// loops, 2 for integers; `id` is unique in its schedule and names it in the trace (b<id>, l<id>,
+// v<id>).
 class RVNode : public tvm::ffi::Object {
  public:
   int64_t id = 0;
   int64_t kind = 0;
   static constexpr int64_t kBlock = 0;
   static constexpr int64_t kLoop = 1;
-  // "b3" or "l4".
-  std::string Name() const { return (kind == kBlock ? "b" : "l") + std::to_string(id); }
+  static constexpr int64_t kExpr = 2;
+  // "b3", "l4" or "v5".
+  std::string Name() const {
+    return (kind == kBlock ? "b" : kind == kLoop ? "l" : "v") + std::to_string(id);
+  }
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.schedule.RV", RVNode, tvm::ffi::Object);
 };
 class RV : public tvm::ffi::ObjectRef {
@@ -97,6 +101,18 @@ class ScheduleNode : public tvm::ffi::Object {
   void Unroll(const RV& loop);
   void Bind(const RV& loop, const String& thread);
 
+  // ---- sampling (decisions are recorded, so a replay takes the same ones) ----
+  // `n` factors of `loop`'s constant extent whose product is the extent, the innermost at most
+  // `max_innermost_factor` (0: no limit), drawn uniformly among all such factorizations; or
+  // `decision` when given (checked). Returns one integer RV per factor, usable as split factors.
+  Array<RV> SamplePerfectTile(const RV& loop, int64_t n, int64_t max_innermost_factor,
+                              const std::optional<std::vector<int64_t>>& decision = std::nullopt);
+  // One of `candidates`, drawn with probabilities `probs` (normalized), or candidates[decision].
+  RV SampleCategorical(const std::vector<int64_t>& candidates, const std::vector<double>& probs,
+                       const std::optional<int64_t>& decision = std::nullopt);
+  // The value of an integer RV.
+  int64_t Get(const RV& value) const;
+
   // ---- annotations ----
   void Annotate(const RV& block_or_loop, const String& key, const Any& value);
   void Unannotate(const RV& block_or_loop, const String& key);
@@ -119,16 +135,18 @@ class ScheduleNode : public tvm::ffi::Object {
     std::string block;       // kBlock: the block's name
     ir::Var loop_var;        // kLoop: the loop's variable
     std::string removed_by;  // not empty: the primitive that removed it
+    int64_t value = 0;       // kExpr: the sampled integer
   };
   ir::IRModule mod_{tvm::ffi::UnsafeInit{}};
   std::vector<Instruction> trace_;
   std::vector<Entry> rvs_;
+  uint64_t rng_state_ = 0x9E3779B97F4A7C15ull;  // the sampling generator (splitmix64)
 };
 
 class Schedule : public tvm::ffi::ObjectRef {
  public:
-  // A schedule of `mod` (a module or a single PrimFunc, which becomes the module's "main").
-  explicit Schedule(ir::IRModule mod);
+  // A schedule of `mod`; `seed` starts the sampling generator (the same seed, the same draws).
+  explicit Schedule(ir::IRModule mod, uint64_t seed = 1);
   // A fresh schedule of `mod` with the JSON trace `json` applied (ValueError naming the
   // instruction that failed, or a format it does not read).
   static Schedule FromJSON(ir::IRModule mod, const std::string& json);
