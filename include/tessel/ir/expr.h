@@ -10,7 +10,10 @@
 // 1;
 //   FloorMod takes the sign of the divisor. Division by zero is undefined behaviour: nothing may be
 //   assumed about its result, and no transformation may introduce one.
-// - Min/Max are the usual; on floats, NaN handling follows the target's fmin/fmax.
+// - Min/Max are the usual on integers. On floats Max(a, b) is `a > b ? a : b` and Min(a, b) is
+//   `a < b ? a : b`, on every target: when either operand is NaN, and for Max(+0, -0), the result
+//   is b, the second operand (as TVM's LLVM backend and x86 maxps/minps compute; unlike C's
+//   fmax/fmin, which return the number). So Max/Min of floats are not commutative.
 // - Comparisons give bool (with the operands' lanes). And/Or/Not take and give bool.
 // - Select(c, t, f) evaluates both t and f (it is a value choice, not control flow); use the
 //   if_then_else intrinsic when only the chosen side may be evaluated.

@@ -82,7 +82,14 @@ TSL_UNSIGNED_DIV(u64, uint64_t)
 )TSL";
 
 // The float division helpers (C and CUDA; Metal has its own, without double).
-const char* const kFloatArithmetic = R"TSL(/* ---- floating point ---- */
+const char* const kFloatArithmetic = R"TSL(/* ---- floating point ----
+   max(a, b) is a > b ? a : b and min(a, b) is a < b ? a : b (ir/expr.h): when either operand is
+   NaN, or both are zeros, the result is b. Plain selects, which compilers vectorize (x86
+   maxps/minps compute exactly this). */
+TSL_HELPER float tsl_max_f32(float a, float b) { return a > b ? a : b; }
+TSL_HELPER float tsl_min_f32(float a, float b) { return a < b ? a : b; }
+TSL_HELPER double tsl_max_f64(double a, double b) { return a > b ? a : b; }
+TSL_HELPER double tsl_min_f64(double a, double b) { return a < b ? a : b; }
 TSL_HELPER float tsl_floordiv_f32(float a, float b) { return floorf(a / b); }
 TSL_HELPER float tsl_floormod_f32(float a, float b) { return a - floorf(a / b) * b; }
 TSL_HELPER double tsl_floordiv_f64(double a, double b) { return floor(a / b); }
@@ -133,17 +140,19 @@ TSL_HELPER uint16_t tsl_f64_to_f16(double x) { return tsl_f64_to_small(x, 10, 5)
 TSL_HELPER uint16_t tsl_f64_to_bf16(double x) { return tsl_f64_to_small(x, 7, 8); }
 TSL_HELPER uint16_t tsl_f32_to_f16(float x) { return tsl_f64_to_small((double)x, 10, 5); }
 TSL_HELPER uint16_t tsl_f32_to_bf16(float x) { return tsl_f64_to_small((double)x, 7, 8); }
+/* Exact, built from the bits with selects only (no call, no branch), so loops of it vectorize:
+   a normal number rebiases its exponent, a subnormal is m * 2^-24 (exact in float), infinities
+   and NaNs keep their fraction (a NaN stays a NaN); the sign bit is copied. */
 TSL_HELPER float tsl_f16_to_f32(uint16_t h) {
   uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  float sub = (float)m * 5.9604644775390625e-8f;
+  uint32_t sub_bits, bits;
+  memcpy(&sub_bits, &sub, sizeof sub_bits);
+  bits = e == 0x1Fu ? (0x7F800000u | (m << 13)) : e == 0 ? sub_bits : (((e + 112u) << 23) | (m << 13));
+  bits |= (uint32_t)(h & 0x8000u) << 16;
   float v;
-  if (e == 0x1Fu) {
-    v = m ? NAN : INFINITY;
-  } else if (e == 0) {
-    v = ldexpf((float)m, -24);
-  } else {
-    v = ldexpf((float)(m | 0x400u), (int)e - 25);
-  }
-  return (h & 0x8000u) ? -v : v;
+  memcpy(&v, &bits, sizeof v);
+  return v;
 }
 TSL_HELPER float tsl_bf16_to_f32(uint16_t h) {
   uint32_t u = (uint32_t)h << 16;

@@ -7,10 +7,12 @@
 #ifndef TESSEL_SRC_CODEGEN_C_CODEGEN_C_H_
 #define TESSEL_SRC_CODEGEN_C_CODEGEN_C_H_
 
+#include <tessel/arith/analyzer.h>
 #include <tessel/ir/function.h>
 #include <tessel/ir/node_list.h>
 
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -130,6 +132,16 @@ class CEmitter {
 
   const std::string& symbol() const { return symbol_; }
 
+  // Facts for the expressions emitted next: a loop variable ranges over its loop's range inside
+  // the loop, a LetStmt variable equals its value. Sound because C statements are emitted in
+  // order, inside the scope the fact holds in (a later binding of the same variable replaces it).
+  void BindLoop(const Var& v, const PrimExpr& min, const PrimExpr& extent);
+  void BindLet(const Var& v, const PrimExpr& value);
+  // Whether C's own operator computes the IR's `a op b` for signed 32/64-bit scalars a and b:
+  // for + - *, the operands' constant bounds rule out overflow of the dtype; for // and %
+  // (floor), a >= 0 and b > 0; for truncdiv/truncmod, b != -1. Never true for other types or ops.
+  bool COperatorExact(BinOp op, const PrimExpr& a, const PrimExpr& b);
+
   // State shared with the expression and statement emitters (internal classes of their files).
   const ir::PrimFunc& func_;
   std::string symbol_;
@@ -141,6 +153,9 @@ class CEmitter {
   std::map<std::string, std::string>* externs_ = nullptr;
 
   void set_externs(std::map<std::string, std::string>* externs) { externs_ = externs; }
+
+ private:
+  std::unique_ptr<arith::Analyzer> analyzer_;
 };
 
 // The number of innermost statements one run of a parallel loop executes (parallel_work.cc), as an

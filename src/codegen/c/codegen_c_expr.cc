@@ -74,9 +74,9 @@ std::string ScalarBinary(BinOp op, DataType t, const std::string& a, const std::
       case BinOp::kFloorMod:
         return Call2(f ? "tsl_floormod_f32" : "tsl_floormod_f64", a, b);
       case BinOp::kMin:
-        return Call2(f ? "fminf" : "fmin", a, b);
+        return Call2(f ? "tsl_min_f32" : "tsl_min_f64", a, b);
       case BinOp::kMax:
-        return Call2(f ? "fmaxf" : "fmax", a, b);
+        return Call2(f ? "tsl_max_f32" : "tsl_max_f64", a, b);
       default:
         break;
     }
@@ -292,7 +292,16 @@ class ExprEmitter : public ExprFunctor<std::string(const PrimExpr&)> {
   std::string Binary(BinOp op, const PrimExpr& ea, const PrimExpr& eb, DataType result) {
     std::string a = VisitExpr(ea), b = VisitExpr(eb);
     DataType t = ea.dtype();
-    if (t.is_scalar()) return ScalarBinary(op, t, a, b, cg_->symbol());
+    if (t.is_scalar()) {
+      if (cg_->COperatorExact(op, ea, eb)) {
+        return "(" + a + " " +
+               (op == BinOp::kFloorDiv   ? "/"
+                : op == BinOp::kFloorMod ? "%"
+                                         : BinOpSymbol(op)) +
+               " " + b + ")";
+      }
+      return ScalarBinary(op, t, a, b, cg_->symbol());
+    }
     DataType elem = t.element_of();
     cg_->vec_->Type(t);
     if (IsCompare(op) && !IsSmallFloat(elem)) {

@@ -11,6 +11,8 @@
 #include <tessel/ir/printer.h>
 #include <tvm/ffi/error.h>
 
+#include <algorithm>
+
 #include "codegen/c/codegen_c.h"
 #include "codegen/c/launch_kernel.h"
 
@@ -49,6 +51,7 @@ class StmtEmitter : public StmtFunctor<void(const Stmt&)> {
 
   void VisitStmt_(const LetStmtNode* op) override {
     std::string value = cg_->Expr(op->value);
+    cg_->BindLet(op->var, op->value);
     if (blocks_.back().declared.count(op->var.get())) {
       Line(cg_->VarRef(op->var) + " = " + value + ";");
     } else {
@@ -256,6 +259,7 @@ void StmtEmitter::VisitStmt_(const ForNode* op) {
   }
   PushBlock();
   Declare(op->loop_var);
+  cg_->BindLoop(op->loop_var, op->min, op->extent);
   std::string i = cg_->VarRef(op->loop_var);
   Line("for (" + cg_->DeclType(op->loop_var) + " " + i + " = " + min + "; " + i + " < " + end +
        "; ++" + i + ") {");
@@ -350,7 +354,60 @@ void StmtEmitter::VisitStmt_(const AllocateNode* op) {
 }  // namespace
 
 CEmitter::CEmitter(const ir::PrimFunc& func, std::string symbol, NameTable* names, VectorLib* vec)
-    : func_(func), symbol_(std::move(symbol)), names_(names), vec_(vec) {}
+    : func_(func),
+      symbol_(std::move(symbol)),
+      names_(names),
+      vec_(vec),
+      analyzer_(std::make_unique<arith::Analyzer>()) {}
+
+void CEmitter::BindLoop(const Var& v, const PrimExpr& min, const PrimExpr& extent) {
+  if (!v.dtype().is_int() || !v.dtype().is_scalar()) return;
+  Range r(min, extent);
+  // A loop that may not run binds nothing (its body never runs with any value).
+  if (analyzer_->MayBeNonEmpty(r)) analyzer_->Bind(v, r, /*allow_override=*/true);
+}
+
+void CEmitter::BindLet(const Var& v, const PrimExpr& value) {
+  if (!v.dtype().is_int() || !v.dtype().is_scalar()) return;
+  bool self = false;
+  PostOrderVisit(value, [&](const tvm::ffi::ObjectRef& n) { self |= n.get() == v.get(); });
+  if (!self) analyzer_->Bind(v, value, /*allow_override=*/true);
+}
+
+bool CEmitter::COperatorExact(BinOp op, const PrimExpr& a, const PrimExpr& b) {
+  DataType t = a.dtype();
+  if (!t.is_int() || !t.is_scalar() || (t.bits() != 32 && t.bits() != 64)) return false;
+  using i128 = __int128;
+  arith::ConstIntBound ba = analyzer_->ConstIntBound(a), bb = analyzer_->ConstIntBound(b);
+  i128 alo = ba->min_value, ahi = ba->max_value, blo = bb->min_value, bhi = bb->max_value;
+  if (alo > ahi || blo > bhi) return false;  // unreachable code: no reason to bother
+  i128 lo, hi;
+  switch (op) {
+    case BinOp::kAdd:
+      lo = alo + blo;
+      hi = ahi + bhi;
+      break;
+    case BinOp::kSub:
+      lo = alo - bhi;
+      hi = ahi - blo;
+      break;
+    case BinOp::kMul: {
+      i128 c[4] = {alo * blo, alo * bhi, ahi * blo, ahi * bhi};
+      lo = std::min(std::min(c[0], c[1]), std::min(c[2], c[3]));
+      hi = std::max(std::max(c[0], c[1]), std::max(c[2], c[3]));
+      break;
+    }
+    case BinOp::kFloorDiv:
+    case BinOp::kFloorMod:
+      return alo >= 0 && blo > 0;
+    case BinOp::kDiv:
+    case BinOp::kMod:
+      return blo > -1 || bhi < -1;
+    default:
+      return false;
+  }
+  return lo >= static_cast<i128>(t.min_int()) && hi <= static_cast<i128>(t.max_int());
+}
 
 void CEmitter::Define(const Var& v, DataType elem) {
   if (elem.is_void() && v.dtype().is_handle() && !v->pointee.is_void()) elem = v->pointee;

@@ -390,10 +390,10 @@ std::string LaneEmitter::Binary(BinOp op, const PrimExpr& a, const PrimExpr& b) 
         r = "tsl_floormod_f32(" + x + ", " + y + ")";
         break;
       case BinOp::kMin:
-        r = "fmin(" + x + ", " + y + ")";
+        r = "tsl_min(" + x + ", " + y + ")";
         break;
       case BinOp::kMax:
-        r = "fmax(" + x + ", " + y + ")";
+        r = "tsl_max(" + x + ", " + y + ")";
         break;
       default:
         return ScalarBinary(op, DataType::Float(32), x, y, fn);  // comparisons, && and ||

@@ -446,3 +446,90 @@ def count_positive(A: T.Buffer((n,), "float32")) -> T.int64:
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// Signed index arithmetic uses C's operators where the loop bounds rule out overflow (so the C
+// compiler may vectorize and strength-reduce it), and keeps the wrap-around helpers where they
+// do not: a product that can leave int32, and a symbolic operand with no bound.
+TEST(CodegenC, IndexArithmeticDropsWrapHelpersOnlyWhereOverflowIsRuledOut) {
+  const char* text = R"(
+@T.prim_func
+def f(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32"), C: T.Buffer((4096,), "int32"), n: T.int32):
+    for i in range(64):
+        for j in range(64):
+            B[i * 64 + j] = A[(i * 64 + j) // 2 * 2 + (i * 64 + j) % 2]
+            C[i * 64 + j] = i * 67108864 + j + n * 2
+)";
+  std::string c = codegen::GenerateC(ir::ParseModule(text));
+  EXPECT_NE(c.find("B[((i * 64) + j)]"), std::string::npos) << c;
+  EXPECT_NE(c.find("((((i * 64) + j) / 2) * 2)"), std::string::npos) << c;
+  EXPECT_NE(c.find("(((i * 64) + j) % 2)"), std::string::npos) << c;
+  // 63 * 2^26 does not fit int32: the product wraps, so the helpers stay (and so does the sum).
+  EXPECT_NE(c.find("tsl_mul_i32(i, 67108864)"), std::string::npos) << c;
+  EXPECT_NE(c.find("tsl_mul_i32(n, 2)"), std::string::npos) << c;
+  auto built = testing::CompileAndLoad(c);
+  ASSERT_EQ(built.log, "");
+  Tensor a = Empty({4096}, testing::F32()), b = Empty({4096}, testing::F32()),
+         out = Empty({4096}, testing::I32());
+  for (int k = 0; k < 4096; ++k) Data<float>(a)[k] = 0.25f * k;
+  built.module->GetFunction("f").value()(a, b, out, 1 << 30);
+  for (int i = 0; i < 64; ++i) {
+    for (int j = 0; j < 64; ++j) {
+      int k = i * 64 + j;
+      ASSERT_EQ(Data<float>(b)[k], 0.25f * k);
+      uint32_t want = static_cast<uint32_t>(i) * 67108864u + j + (1u << 31);
+      ASSERT_EQ(Data<int32_t>(out)[k], static_cast<int32_t>(want)) << i << " " << j;
+    }
+  }
+}
+
+// T.max / T.min of floats are `a > b ? a : b` / `a < b ? a : b` (ir/expr.h): the second operand
+// when either is NaN, and for two zeros; no fmaxf/fminf.
+TEST(CodegenC, FloatMaxMinGiveTheSecondOperandForNaNAndZeros) {
+  const char* text = R"(
+@T.prim_func
+def f(A: T.Buffer((6,), "float32"), B: T.Buffer((6,), "float32"), Mx: T.Buffer((6,), "float32"), Mn: T.Buffer((6,), "float32"), D: T.Buffer((6,), "float64"), Dx: T.Buffer((6,), "float64"), Dn: T.Buffer((6,), "float64")):
+    for i in range(6):
+        Mx[i] = T.max(A[i], B[i])
+        Mn[i] = T.min(A[i], B[i])
+        Dx[i] = T.max(D[i], T.Cast("float64", B[i]))
+        Dn[i] = T.min(D[i], T.Cast("float64", B[i]))
+)";
+  std::string c = codegen::GenerateC(ir::ParseModule(text));
+  EXPECT_EQ(c.find("fmaxf("), std::string::npos) << c;
+  EXPECT_EQ(c.find("fmin("), std::string::npos) << c;
+  auto built = testing::CompileAndLoad(c);
+  ASSERT_EQ(built.log, "");
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float as[6] = {nan, 1.0f, nan, 0.0f, -0.0f, 2.0f};
+  const float bs[6] = {1.0f, nan, nan, -0.0f, 0.0f, 3.0f};
+  DLDataType f64{kDLFloat, 64, 1};
+  Tensor a = Empty({6}, testing::F32()), b = Empty({6}, testing::F32()),
+         mx = Empty({6}, testing::F32()), mn = Empty({6}, testing::F32()), d = Empty({6}, f64),
+         dx = Empty({6}, f64), dn = Empty({6}, f64);
+  for (int k = 0; k < 6; ++k) {
+    Data<float>(a)[k] = as[k];
+    Data<float>(b)[k] = bs[k];
+    Data<double>(d)[k] = as[k];
+  }
+  built.module->GetFunction("f").value()(a, b, mx, mn, d, dx, dn);
+  auto same = [](double x, double y) {
+    return (std::isnan(x) && std::isnan(y)) || (x == y && std::signbit(x) == std::signbit(y));
+  };
+  for (int k = 0; k < 6; ++k) {
+    float x = as[k], y = bs[k];
+    SCOPED_TRACE(k);
+    EXPECT_TRUE(same(Data<float>(mx)[k], x > y ? x : y));
+    EXPECT_TRUE(same(Data<float>(mn)[k], x < y ? x : y));
+    EXPECT_TRUE(same(Data<double>(dx)[k], x > y ? x : y));
+    EXPECT_TRUE(same(Data<double>(dn)[k], x < y ? x : y));
+  }
+  // max(NaN, 1) = 1 and max(1, NaN) = NaN, as TVM's LLVM backend computes.
+  EXPECT_EQ(Data<float>(mx)[0], 1.0f);
+  EXPECT_TRUE(std::isnan(Data<float>(mx)[1]));
+}
+
+}  // namespace
+}  // namespace tessel

@@ -57,6 +57,12 @@ TSL_UNSIGNED_DIV(u64, uint64_t)
 /* ---- floating point (float32; float16/bfloat16 are computed in float and rounded once) ---- */
 TSL_HELPER float tsl_floordiv_f32(float a, float b) { return floor(a / b); }
 TSL_HELPER float tsl_floormod_f32(float a, float b) { return a - floor(a / b) * b; }
+/* max(a, b) is a > b ? a : b, min(a, b) is a < b ? a : b (ir/expr.h: b when either is NaN),
+   as on the CPU and CUDA; MSL's fmax/fmin would return the number. */
+template <typename T>
+TSL_HELPER T tsl_max(T a, T b) { return a > b ? a : b; }
+template <typename T>
+TSL_HELPER T tsl_min(T a, T b) { return a < b ? a : b; }
 /* MSL has no erf: the complementary error function's Chebyshev fit (fractional error below
    1.2e-7, Numerical Recipes' erfcc), folded for the sign. */
 TSL_HELPER float tsl_erf(float x) {
