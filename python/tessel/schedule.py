@@ -159,6 +159,11 @@ class Schedule:
     def bind(self, loop: LoopRV, thread_axis: str) -> None:
         _f("Bind")(self._sch, _raw(loop), thread_axis)
 
+    # ---- reductions ----
+    def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
+        """Moves the block's init into a new block ``<name>_init`` right before ``loop``."""
+        return BlockRV(_f("DecomposeReduction")(self._sch, _raw(block), _raw(loop)))
+
     # ---- sampling ----
     def sample_perfect_tile(self, loop: LoopRV, n: int, max_innermost_factor: int = 16,
                             decision: Optional[Sequence[int]] = None) -> List[ExprRV]:

@@ -72,8 +72,8 @@ Array<RV> ScheduleNode::SamplePerfectTile(const RV& loop, int64_t n, int64_t max
         (max_innermost_factor > 0 && chosen.back() > max_innermost_factor)) {
       std::string text;
       for (int64_t x : chosen) text += (text.empty() ? "" : ", ") + std::to_string(x);
-      impl.Fail("the decision [" + text + "] is not " + std::to_string(n) +
-                    " factors of " + std::to_string(*extent) + " with the innermost at most " +
+      impl.Fail("the decision [" + text + "] is not " + std::to_string(n) + " factors of " +
+                    std::to_string(*extent) + " with the innermost at most " +
                     std::to_string(max_innermost_factor),
                 f, mark);
     }

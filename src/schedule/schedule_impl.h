@@ -89,6 +89,9 @@ class VarSubstituter : public ir::StmtExprMutator {
   std::unordered_map<const ir::VarNode*, ir::PrimExpr> vmap_;
 };
 
+// `root` with the statement `target` replaced by `replacement` (`root` itself when absent).
+ir::Stmt ReplaceIn(const ir::Stmt& root, const ir::Stmt& target, const ir::Stmt& replacement);
+
 // Whether `e` uses any of `vars`.
 bool UsesAny(const ir::PrimExpr& e, const std::vector<const ir::VarNode*>& vars);
 

@@ -132,6 +132,11 @@ class SiteFinder : public StmtExprVisitor {
 
 }  // namespace
 
+Stmt ReplaceIn(const Stmt& root, const Stmt& target, const Stmt& replacement) {
+  StmtReplacer r(target, replacement);
+  return r.VisitStmt(root);
+}
+
 std::vector<const BlockRealizeNode*> ChildRealizes(const Stmt& stmt) {
   ChildRealizeCollector c;
   c.VisitStmt(stmt);

@@ -136,6 +136,11 @@ const std::map<std::string, Primitive>& Primitives() {
           s->Reorder(RVs(in[0]));
           return std::vector<RV>{};
         }}},
+      {"decompose_reduction",
+       {{"block", "loop"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          return std::vector<RV>{s->DecomposeReduction(in[0].cast<RV>(), in[1].cast<RV>())};
+        }}},
       {"parallel",
        {{"loop"},
         [](ScheduleNode* s, const std::vector<Any>& in) {

@@ -294,3 +294,37 @@ def test_sampling_refusals_and_decisions():
         sch.sample_perfect_tile(i, n=0)
     with pytest.raises(tessel.ScheduleError, match="the probabilities sum to 0"):
         sch.sample_categorical([1], [0.0])
+
+
+# ---- decompose_reduction ----
+
+def test_decompose_reduction_moves_the_init_before_the_loop():
+    sch = tessel.Schedule(MATMUL)
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    i0, i1 = sch.split(i, [None, 16])
+    sch.reorder(i0, j, k, i1)  # a data-parallel loop under the reduction loop
+    init = sch.decompose_reduction(b, k)
+    text = loop_text(sch)
+    assert 'T.sblock("C_init")' in text and "for i_1_init in range(16):" in text
+    assert text.index('"C_init"') < text.index("for k in range(48):")
+    assert "T.init()" not in text
+    assert len(sch.get_loops(init)) == 3  # i_0, j, i_1_init
+    run_matmul(sch.mod)
+    replays(sch, MATMUL)
+
+
+def test_decompose_reduction_refusals():
+    sch = tessel.Schedule(MATMUL)
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    sch.reorder(k, i)  # k j i: k is above i
+    with pytest.raises(tessel.ScheduleError,
+                       match="a loop above i feeds the reduce iterator vk: the init would run "
+                             "once per reduction step"):
+        sch.decompose_reduction(b, i)
+    sch2 = tessel.Schedule(TWO_BLOCKS)
+    b2 = sch2.get_block("B")
+    (l2,) = sch2.get_loops(b2)
+    with pytest.raises(tessel.ScheduleError, match='block "B" has no init'):
+        sch2.decompose_reduction(b2, l2)

@@ -101,6 +101,12 @@ class ScheduleNode : public tvm::ffi::Object {
   void Unroll(const RV& loop);
   void Bind(const RV& loop, const String& thread);
 
+  // ---- reductions ----
+  // Moves the init of reduction block `block` into a new block "<name>_init" placed right before
+  // `loop` (an ancestor of the block), under copies of the loops between `loop` and the block
+  // that feed its data-parallel iterators. No loop above `loop` may feed a reduction iterator.
+  RV DecomposeReduction(const RV& block, const RV& loop);
+
   // ---- sampling (decisions are recorded, so a replay takes the same ones) ----
   // `n` factors of `loop`'s constant extent whose product is the extent, the innermost at most
   // `max_innermost_factor` (0: no limit), drawn uniformly among all such factorizations; or
