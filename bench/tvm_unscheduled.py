@@ -143,6 +143,9 @@ def main() -> int:
     ap.add_argument("--batch-seconds", type=float, default=2e-3)
     ap.add_argument("--only", default="")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--extra-flags", default="",
+                    help="C compiler flags for tessel's build, e.g. -march=native (TVM's 'llvm' "
+                         "target compiles for the host CPU)")
     args = ap.parse_args()
     if args.impl == "tvm":
         return serve_tvm()
@@ -151,7 +154,7 @@ def main() -> int:
     import tessel
 
     peer = TvmPeer(args.tvm_python)
-    print(f"# tessel C backend (cc -O3) vs apache-tvm {peer.version} tvm.compile(target='llvm'); "
+    print(f"# tessel C backend (cc -O3 {args.extra_flags}) vs apache-tvm {peer.version} tvm.compile(target='llvm'); "
           f"{platform.processor() or platform.machine()}, median of {args.rounds} interleaved "
           f"batches", flush=True)
     print(f"{'function':34} {'tessel us':>10} {'TVM us':>10} {'ratio':>7}  check")
@@ -173,7 +176,8 @@ def main() -> int:
                     np.save(files[-1], a)
                 peer.ask(op="load", name=name, file=str(path), arrays=files, outputs=outs)
                 theirs = [np.load(files[i]) for i in outs]
-                f = tessel.build(path.read_text(), target="c")[name]
+                f = tessel.build(path.read_text(), target="c",
+                                 extra_flags=args.extra_flags.split() or None)[name]
                 targs = [tvm_ffi.from_dlpack(a) for a in arrs]
                 f(*targs)
                 check = compare(entry, [arrs[i] for i in outs], theirs)
