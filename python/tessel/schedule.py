@@ -159,6 +159,11 @@ class Schedule:
     def bind(self, loop: LoopRV, thread_axis: str) -> None:
         _f("Bind")(self._sch, _raw(loop), thread_axis)
 
+    # ---- compute location ----
+    def compute_inline(self, block: BlockRV) -> None:
+        """Inlines a block that computes an intermediate buffer into the blocks that read it."""
+        _f("ComputeInline")(self._sch, _raw(block))
+
     # ---- reductions ----
     def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
         """Moves the block's init into a new block ``<name>_init`` right before ``loop``."""

@@ -37,6 +37,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](const S& s, const RV& l, const Array<Any>& f) { return s.mut()->Split(l, f); })
       .def("tessel.schedule.Fuse", [](const S& s, const Array<RV>& l) { return s.mut()->Fuse(l); })
       .def("tessel.schedule.Reorder", [](const S& s, const Array<RV>& l) { s.mut()->Reorder(l); })
+      .def("tessel.schedule.ComputeInline",
+           [](const S& s, const RV& b) { s.mut()->ComputeInline(b); })
       .def("tessel.schedule.DecomposeReduction",
            [](const S& s, const RV& b, const RV& l) { return s.mut()->DecomposeReduction(b, l); })
       .def("tessel.schedule.Parallel", [](const S& s, const RV& l) { s.mut()->Parallel(l); })

@@ -153,7 +153,9 @@ const ScheduleNode::Entry& Impl::Entry(const RV& rv, int64_t kind) {
   const ScheduleNode::Entry& e = sch_->rvs_[rv->id];
   if (e.kind != kind) Fail(rv->Name() + " is not " + std::string(want), PrimFunc(), "");
   if (!e.removed_by.empty()) {
-    Fail(rv->Name() + " refers to a loop that " + e.removed_by + " replaced", Func(e),
+    Fail(rv->Name() + " refers to a " + (kind == RVNode::kLoop ? "loop" : "block") + " that " +
+             e.removed_by + (kind == RVNode::kLoop ? " replaced" : " removed"),
+         Func(e),
          e.loop_var.defined() ? LoopMark(e.loop_var) : "");
   }
   return e;

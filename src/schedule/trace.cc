@@ -136,6 +136,12 @@ const std::map<std::string, Primitive>& Primitives() {
           s->Reorder(RVs(in[0]));
           return std::vector<RV>{};
         }}},
+      {"compute_inline",
+       {{"block"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          s->ComputeInline(in[0].cast<RV>());
+          return std::vector<RV>{};
+        }}},
       {"decompose_reduction",
        {{"block", "loop"},
         [](ScheduleNode* s, const std::vector<Any>& in) {

@@ -328,3 +328,50 @@ def test_decompose_reduction_refusals():
     (l2,) = sch2.get_loops(b2)
     with pytest.raises(tessel.ScheduleError, match='block "B" has no init'):
         sch2.decompose_reduction(b2, l2)
+
+
+# ---- compute_inline ----
+
+PRODUCER_CONSUMER = """
+@T.prim_func
+def pc(A: T.Buffer((16, 12), "float32"), C: T.Buffer((12, 16), "float32")):
+    T.func_attr({"global_symbol": "pc"})
+    B = T.alloc_buffer((16, 12), "float32")
+    for i, j in T.grid(16, 12):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(12, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vj, vi] + T.float32(1)
+"""
+
+
+def run_pc(mod):
+    a = rng.standard_normal((16, 12)).astype("float32")
+    c = np.full((12, 16), np.nan, "float32")
+    tessel.build(mod)["pc"](tvm_ffi.from_dlpack(a), tvm_ffi.from_dlpack(c))
+    np.testing.assert_allclose(c, (a * 2).T + 1, rtol=1e-6)
+
+
+def test_compute_inline():
+    sch = tessel.Schedule(PRODUCER_CONSUMER)
+    b = sch.get_block("B")
+    sch.compute_inline(b)
+    text = loop_text(sch)
+    assert 'T.sblock("B")' not in text and "alloc_buffer" not in text
+    assert "A[vj, vi] * T.float32(2.0) + T.float32(1.0)" in text or "A[vj, vi] * T.float32(2)" in text
+    run_pc(sch.mod)
+    replays(sch, PRODUCER_CONSUMER)
+    with pytest.raises(tessel.ScheduleError, match="refers to a block that compute_inline removed"):
+        sch.get_loops(b)
+
+
+def test_compute_inline_refusals():
+    sch = tessel.Schedule(PRODUCER_CONSUMER)
+    with pytest.raises(tessel.ScheduleError, match="writes C, which the function does not allocate"):
+        sch.compute_inline(sch.get_block("C"))
+    sch = tessel.Schedule(MATMUL)
+    with pytest.raises(tessel.ScheduleError, match='block "C" is a reduction'):
+        sch.compute_inline(sch.get_block("C"))

@@ -101,6 +101,13 @@ class ScheduleNode : public tvm::ffi::Object {
   void Unroll(const RV& loop);
   void Bind(const RV& loop, const String& thread);
 
+  // ---- compute location ----
+  // Removes a block `X[v0, v1, ...] = f(v)` (data-parallel iterators, each index a distinct
+  // iterator, no predicate) that computes an intermediate buffer X written by no other block,
+  // and replaces every load X[i, j, ...] by f(i, j, ...). Its loops go with it when they hold
+  // nothing else. The block's RV is no longer valid after.
+  void ComputeInline(const RV& block);
+
   // ---- reductions ----
   // Moves the init of reduction block `block` into a new block "<name>_init" placed right before
   // `loop` (an ancestor of the block), under copies of the loops between `loop` and the block
