@@ -88,6 +88,7 @@ def test_split_with_an_inferred_factor_keeps_results():
     assert "for i_0 in range(4):" in text and "for i_1 in range(16):" in text
     assert "T.where" not in text  # 4 * 16 == 64 is proved: no predicate
     assert "l4, l5 = sch.split(loop=l1, factors=[None, 16])" in sch.trace.as_python()
+    assert applied > 0
     run_matmul(sch.mod)
     replays(sch, MATMUL)
 
@@ -99,6 +100,7 @@ def test_a_non_dividing_split_adds_the_predicate():
     text = loop_text(sch)
     assert "for j_0 in range(3):" in text
     assert "T.where(j_0 * 16 + j_1 < 40)" in text
+    assert applied > 0
     run_matmul(sch.mod)
     replays(sch, MATMUL)
 
@@ -145,6 +147,7 @@ def test_fuse_and_reorder():
     text = loop_text(sch)
     assert "for j_i_fused in range(2560):" in text
     assert "j_i_fused % 64" in text and "j_i_fused // 64" in text
+    assert applied > 0
     run_matmul(sch.mod)
     replays(sch, MATMUL)
     assert "sch.fuse(l" in sch.trace.as_python() and "sch.reorder(l3, l1)" in sch.trace.as_python()
@@ -174,6 +177,7 @@ def test_parallel_vectorize_unroll_bind():
     sch.unroll(k)
     text = loop_text(sch)
     assert "T.parallel(64)" in text and "T.vectorized(40)" in text and "T.unroll(48)" in text
+    assert applied > 0
     run_matmul(sch.mod)
     replays(sch, MATMUL)
 
@@ -250,6 +254,7 @@ def test_a_full_cpu_schedule_of_matmul():
     sch.parallel(f)
     sch.unroll(i1)
     sch.vectorize(j1)
+    assert applied > 0
     run_matmul(sch.mod)
     replays(sch, MATMUL)
 
@@ -310,6 +315,7 @@ def test_decompose_reduction_moves_the_init_before_the_loop():
     assert text.index('"C_init"') < text.index("for k in range(48):")
     assert "T.init()" not in text
     assert len(sch.get_loops(init)) == 3  # i_0, j, i_1_init
+    assert applied > 0
     run_matmul(sch.mod)
     replays(sch, MATMUL)
 
@@ -375,3 +381,40 @@ def test_compute_inline_refusals():
     sch = tessel.Schedule(MATMUL)
     with pytest.raises(tessel.ScheduleError, match='block "C" is a reduction'):
         sch.compute_inline(sch.get_block("C"))
+
+
+# ---- random schedules: whatever a sequence of primitives accepts keeps the result ----
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_schedules_keep_results(seed):
+    import random
+
+    r = random.Random(seed)
+    sch = tessel.Schedule(MATMUL, seed=seed + 1)
+    b = sch.get_block("C")
+    applied = 0
+    for _ in range(6):
+        loops = sch.get_loops(b)
+        choice = r.choice(["split", "split", "reorder", "fuse", "sample", "kind"])
+        before = sch.mod
+        try:
+            if choice == "split":
+                loop = r.choice(loops)
+                sch.split(loop, [None, r.choice([2, 3, 4, 7, 8, 16])])
+            elif choice == "sample":
+                loop = r.choice(loops)
+                sch.split(loop, sch.sample_perfect_tile(loop, n=2, max_innermost_factor=8))
+            elif choice == "reorder":
+                picked = r.sample(loops, min(len(loops), r.choice([2, 3])))
+                sch.reorder(*picked)
+            elif choice == "fuse":
+                at = r.randrange(len(loops) - 1)
+                sch.fuse(loops[at], loops[at + 1])
+            else:
+                getattr(sch, r.choice(["parallel", "vectorize", "unroll"]))(r.choice(loops))
+            applied += 1
+        except tessel.ScheduleError:
+            ir.assert_structural_equal(sch.mod, before)  # a refused step changes nothing
+    assert applied > 0
+    run_matmul(sch.mod)
+    replays(sch, MATMUL)
