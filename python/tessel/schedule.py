@@ -135,6 +135,14 @@ class Schedule:
     def get_child_blocks(self, block_or_loop: Any) -> List[BlockRV]:
         return [BlockRV(r) for r in _f("GetChildBlocks")(self._sch, _raw(block_or_loop))]
 
+    def get_producers(self, block: BlockRV) -> List[BlockRV]:
+        """The blocks of the same scope before ``block`` that write a buffer it reads."""
+        return [BlockRV(r) for r in _f("GetProducers")(self._sch, _raw(block))]
+
+    def get_consumers(self, block: BlockRV) -> List[BlockRV]:
+        """The blocks of the same scope after ``block`` that read a buffer it writes."""
+        return [BlockRV(r) for r in _f("GetConsumers")(self._sch, _raw(block))]
+
     # ---- loops ----
     def split(self, loop: LoopRV, factors: Sequence[Any]) -> List[LoopRV]:
         fs = [None if f is None or (isinstance(f, int) and f == -1)

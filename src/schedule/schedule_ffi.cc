@@ -33,6 +33,10 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("tessel.schedule.GetLoops", [](const S& s, const RV& b) { return s.mut()->GetLoops(b); })
       .def("tessel.schedule.GetChildBlocks",
            [](const S& s, const RV& b) { return s.mut()->GetChildBlocks(b); })
+      .def("tessel.schedule.GetProducers",
+           [](const S& s, const RV& b) { return s.mut()->GetProducers(b); })
+      .def("tessel.schedule.GetConsumers",
+           [](const S& s, const RV& b) { return s.mut()->GetConsumers(b); })
       .def("tessel.schedule.Split",
            [](const S& s, const RV& l, const Array<Any>& f) { return s.mut()->Split(l, f); })
       .def("tessel.schedule.Fuse", [](const S& s, const Array<RV>& l) { return s.mut()->Fuse(l); })

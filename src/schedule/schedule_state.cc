@@ -155,8 +155,7 @@ const ScheduleNode::Entry& Impl::Entry(const RV& rv, int64_t kind) {
   if (!e.removed_by.empty()) {
     Fail(rv->Name() + " refers to a " + (kind == RVNode::kLoop ? "loop" : "block") + " that " +
              e.removed_by + (kind == RVNode::kLoop ? " replaced" : " removed"),
-         Func(e),
-         e.loop_var.defined() ? LoopMark(e.loop_var) : "");
+         Func(e), e.loop_var.defined() ? LoopMark(e.loop_var) : "");
   }
   return e;
 }

@@ -120,6 +120,16 @@ const std::map<std::string, Primitive>& Primitives() {
         [](ScheduleNode* s, const std::vector<Any>& in) {
           return ToVector(s->GetChildBlocks(in[0].cast<RV>()));
         }}},
+      {"get_producers",
+       {{"block"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          return ToVector(s->GetProducers(in[0].cast<RV>()));
+        }}},
+      {"get_consumers",
+       {{"block"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          return ToVector(s->GetConsumers(in[0].cast<RV>()));
+        }}},
       {"split",
        {{"loop", "factors"},
         [](ScheduleNode* s, const std::vector<Any>& in) {
@@ -203,6 +213,7 @@ std::string ScheduleNode::TraceAsPython() const {
     }
     // A primitive that returns a list binds a single element with a trailing comma.
     bool list = inst.kind == "get_loops" || inst.kind == "get_child_blocks" ||
+                inst.kind == "get_producers" || inst.kind == "get_consumers" ||
                 inst.kind == "split" || inst.kind == "sample_perfect_tile";
     if (list && inst.outputs.size() == 1) os << ",";
     if (!inst.outputs.empty()) os << " = ";

@@ -80,6 +80,12 @@ class ScheduleNode : public tvm::ffi::Object {
   Array<RV> GetLoops(const RV& block);
   // The blocks directly under `block_or_loop` (not nested in other blocks), in program order.
   Array<RV> GetChildBlocks(const RV& block_or_loop);
+  // The blocks of `block`'s scope (the blocks under the same enclosing block) before it that
+  // write a buffer it reads / after it that read a buffer it writes, in program order. What a
+  // block reads and writes is taken from its body (loads and stores, its init included), not
+  // from its declared regions, which the text may leave empty.
+  Array<RV> GetProducers(const RV& block);
+  Array<RV> GetConsumers(const RV& block);
 
   // ---- loop transformations ----
   // Splits `loop` (starting at 0) into loops of the given extents, outermost first; at most one
