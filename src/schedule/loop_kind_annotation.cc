@@ -100,64 +100,57 @@ void ScheduleNode::Bind(const RV& loop, const String& thread) {
   impl.Record({loop, thread}, {});
 }
 
-void ScheduleNode::Annotate(const RV& rv, const String& key, const Any& value) {
-  Impl impl(this, "annotate");
+namespace {
+
+// Rewrites the annotations of the loop or block `rv` with `edit`, which may refuse (it gets the
+// function and the mark to show).
+void EditAnnotations(
+    Impl* impl, ScheduleNode* sch, const RV& rv,
+    const std::function<void(Map<String, Any>*, const PrimFunc&, const std::string&)>& edit) {
   if (rv->kind == RVNode::kLoop) {
-    LoopSite site = impl.FindLoop(rv);
-    const Entry e = rvs_[rv->id];
+    LoopSite site = impl->FindLoop(rv);
+    const ScheduleNode::Entry e = sch->rvs_[rv->id];
     const ForNode* op = site.loop;
     Map<String, Any> ann = op->annotations;
-    ann.Set(key, value);
-    impl.Replace(
+    edit(&ann, impl->Func(e), LoopMark(op->loop_var));
+    impl->Replace(
         e, GetRef<Stmt>(op),
         WithSpan(For(op->loop_var, op->min, op->extent, op->kind, op->body, op->thread_tag, ann),
                  op->span));
-  } else {
-    BlockSite site = impl.FindBlock(rv);
-    const Entry e = rvs_[rv->id];
-    const BlockNode* b = site.realize->block.get();
-    Map<String, Any> ann = b->annotations;
-    ann.Set(key, value);
-    Block nb(b->iter_vars, b->reads, b->writes, b->name_hint, b->body, b->init, b->alloc_buffers,
-             b->match_buffers, ann);
-    impl.Replace(e, GetRef<Stmt>(site.realize),
-                 WithSpan(BlockRealize(site.realize->iter_values, site.realize->predicate,
-                                       GetRef<Block>(WithSpan(nb, b->span).as<BlockNode>())),
-                          site.realize->span));
+    return;
   }
+  BlockSite site = impl->FindBlock(rv);
+  const ScheduleNode::Entry e = sch->rvs_[rv->id];
+  const BlockNode* b = site.realize->block.get();
+  Map<String, Any> ann = b->annotations;
+  edit(&ann, impl->Func(e), BlockMark(e.block));
+  Block nb(b->iter_vars, b->reads, b->writes, b->name_hint, b->body, b->init, b->alloc_buffers,
+           b->match_buffers, ann);
+  impl->Replace(e, GetRef<Stmt>(site.realize),
+                WithSpan(BlockRealize(site.realize->iter_values, site.realize->predicate,
+                                      GetRef<Block>(WithSpan(nb, b->span).as<BlockNode>())),
+                         site.realize->span));
+}
+
+}  // namespace
+
+void ScheduleNode::Annotate(const RV& rv, const String& key, const Any& value) {
+  Impl impl(this, "annotate");
+  EditAnnotations(&impl, this, rv, [&](Map<String, Any>* ann, const PrimFunc&, const std::string&) {
+    ann->Set(key, value);
+  });
   impl.Record({rv, key, value}, {});
 }
 
 void ScheduleNode::Unannotate(const RV& rv, const String& key) {
   Impl impl(this, "unannotate");
-  auto missing = [&](const PrimFunc& f, const std::string& mark) {
-    impl.Fail(rv->Name() + " has no annotation '" + std::string(key) + "'", f, mark);
-  };
-  if (rv->kind == RVNode::kLoop) {
-    LoopSite site = impl.FindLoop(rv);
-    const Entry e = rvs_[rv->id];
-    const ForNode* op = site.loop;
-    if (!op->annotations.count(key)) missing(impl.Func(e), LoopMark(op->loop_var));
-    Map<String, Any> ann = op->annotations;
-    ann.erase(key);
-    impl.Replace(
-        e, GetRef<Stmt>(op),
-        WithSpan(For(op->loop_var, op->min, op->extent, op->kind, op->body, op->thread_tag, ann),
-                 op->span));
-  } else {
-    BlockSite site = impl.FindBlock(rv);
-    const Entry e = rvs_[rv->id];
-    const BlockNode* b = site.realize->block.get();
-    if (!b->annotations.count(key)) missing(impl.Func(e), BlockMark(e.block));
-    Map<String, Any> ann = b->annotations;
-    ann.erase(key);
-    Block nb(b->iter_vars, b->reads, b->writes, b->name_hint, b->body, b->init, b->alloc_buffers,
-             b->match_buffers, ann);
-    impl.Replace(e, GetRef<Stmt>(site.realize),
-                 WithSpan(BlockRealize(site.realize->iter_values, site.realize->predicate,
-                                       GetRef<Block>(WithSpan(nb, b->span).as<BlockNode>())),
-                          site.realize->span));
-  }
+  EditAnnotations(
+      &impl, this, rv, [&](Map<String, Any>* ann, const PrimFunc& f, const std::string& mark) {
+        if (!ann->count(key)) {
+          impl.Fail(rv->Name() + " has no annotation '" + std::string(key) + "'", f, mark);
+        }
+        ann->erase(key);
+      });
   impl.Record({rv, key}, {});
 }
 

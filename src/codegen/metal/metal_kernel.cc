@@ -335,21 +335,15 @@ std::string LaneEmitter::VisitExpr_(const CastNode* op) {
   std::string s = Sub(op->value);
   if (to == from) return s;
   std::string type = kernel_->Type(to);
-  kernel_->Type(from);
+  kernel_->Type(from);  // refuses a float64 source with its message
   if (to.is_bool()) return "(" + s + " != 0)";
-  // Through float, so a small float never rounds twice and int -> half rounds once from float
-  // (exact for the ints a half can tell apart).
-  if (IsSmallFloat(from) && !(to.is_float() && to.bits() == 32)) s = "((float)" + s + ")";
-  if (IsSmallFloat(to) && !(from.is_float() && from.bits() == 32) && !from.is_bool()) {
-    if (from.is_int_or_uint() && from.bits() <= 16) {
-      s = "((float)" + s + ")";
-    } else if (from.is_int_or_uint()) {
-      // A wide integer to float rounds, then to the small type rounds again: exact only when the
-      // first rounding is. Both go through float like the C backend (tsl_f64_to_small) only for
-      // values float holds exactly.
-      s = "((float)" + s + ")";
-    }
-  }
+  // Small floats convert through float, as the C backend does: a small float never rounds twice,
+  // and an integer rounds once (float holds exactly every integer a half or bfloat can tell apart;
+  // larger ones overflow to infinity either way).
+  bool to_f32 = to.is_float() && to.bits() == 32;
+  bool from_f32 = from.is_float() && from.bits() == 32;
+  if (IsSmallFloat(from) && !to_f32) s = "((float)" + s + ")";
+  if (IsSmallFloat(to) && !from_f32 && from.is_int_or_uint()) s = "((float)" + s + ")";
   return "((" + type + ")" + s + ")";
 }
 
