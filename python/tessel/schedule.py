@@ -172,7 +172,62 @@ class Schedule:
         """Inlines a block that computes an intermediate buffer into the blocks that read it."""
         _f("ComputeInline")(self._sch, _raw(block))
 
+    def reverse_compute_inline(self, block: BlockRV) -> None:
+        """Inlines a block that only consumes one buffer into that buffer's producer."""
+        _f("ReverseComputeInline")(self._sch, _raw(block))
+
+    def compute_at(self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False,
+                   index: int = -1) -> None:
+        """Moves ``block`` under ``loop``, computing only what the consumers there need."""
+        _f("ComputeAt")(self._sch, _raw(block), _raw(loop), bool(preserve_unit_loops), int(index))
+
+    def reverse_compute_at(self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False,
+                           index: int = -1) -> None:
+        """Moves ``block`` under ``loop`` of its producers, consuming what they wrote there."""
+        _f("ReverseComputeAt")(self._sch, _raw(block), _raw(loop), bool(preserve_unit_loops),
+                               int(index))
+
+    # ---- caches and buffers ----
+    def cache_read(self, block: BlockRV, read_buffer_index: int, storage_scope: str,
+                   consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
+        """A block copying read buffer ``read_buffer_index`` of ``block`` into ``storage_scope``;
+        the readers read the copy. Returns the copy block."""
+        consumers = [_raw(b) for b in consumer_blocks] if consumer_blocks else []
+        return BlockRV(_f("CacheRead")(self._sch, _raw(block), int(read_buffer_index),
+                                       storage_scope, consumers))
+
+    def cache_write(self, block: BlockRV, write_buffer_index: int, storage_scope: str,
+                    consumer_blocks: Optional[Sequence[BlockRV]] = None) -> BlockRV:
+        """``block`` writes into a buffer of ``storage_scope``; a block after it copies that
+        into the original buffer. Returns the copy block."""
+        consumers = [_raw(b) for b in consumer_blocks] if consumer_blocks else []
+        return BlockRV(_f("CacheWrite")(self._sch, _raw(block), int(write_buffer_index),
+                                        storage_scope, consumers))
+
+    def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
+        _f("SetScope")(self._sch, _raw(block), int(buffer_index), storage_scope)
+
+    def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int,
+                      offset: int) -> None:
+        _f("StorageAlign")(self._sch, _raw(block), int(buffer_index), int(axis), int(factor),
+                           int(offset))
+
+    def reindex(self, block: BlockRV, buffer: Any, skip_simplify: bool = False) -> BlockRV:
+        """A block copying ``buffer`` (``("read"|"write", index)``) of ``block`` into a buffer
+        indexed by the block's iterators. Returns the new block."""
+        kind, index = buffer
+        return BlockRV(_f("Reindex")(self._sch, _raw(block), str(kind), int(index),
+                                     bool(skip_simplify)))
+
+    def blockize(self, target: LoopRV, preserve_unit_iters: bool = True) -> BlockRV:
+        """Makes the subtree under ``target`` one block; returns it."""
+        return BlockRV(_f("Blockize")(self._sch, _raw(target), bool(preserve_unit_iters)))
+
     # ---- reductions ----
+    def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
+        """Factors the reduction over ``loop`` into a block ``<name>_rf``; returns it."""
+        return BlockRV(_f("RFactor")(self._sch, _raw(loop), int(factor_axis)))
+
     def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
         """Moves the block's init into a new block ``<name>_init`` right before ``loop``."""
         return BlockRV(_f("DecomposeReduction")(self._sch, _raw(block), _raw(loop)))

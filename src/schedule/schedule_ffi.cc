@@ -45,6 +45,38 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](const S& s, const RV& b) { s.mut()->ComputeInline(b); })
       .def("tessel.schedule.DecomposeReduction",
            [](const S& s, const RV& b, const RV& l) { return s.mut()->DecomposeReduction(b, l); })
+      .def("tessel.schedule.ReverseComputeInline",
+           [](const S& s, const RV& b) { s.mut()->ReverseComputeInline(b); })
+      .def("tessel.schedule.ComputeAt",
+           [](const S& s, const RV& b, const RV& l, bool preserve, int64_t index) {
+             s.mut()->ComputeAt(b, l, preserve, index);
+           })
+      .def("tessel.schedule.ReverseComputeAt",
+           [](const S& s, const RV& b, const RV& l, bool preserve, int64_t index) {
+             s.mut()->ReverseComputeAt(b, l, preserve, index);
+           })
+      .def("tessel.schedule.CacheRead",
+           [](const S& s, const RV& b, int64_t i, const String& scope, const Array<RV>& consumers) {
+             return s.mut()->CacheRead(b, i, scope, consumers);
+           })
+      .def("tessel.schedule.CacheWrite",
+           [](const S& s, const RV& b, int64_t i, const String& scope, const Array<RV>& consumers) {
+             return s.mut()->CacheWrite(b, i, scope, consumers);
+           })
+      .def("tessel.schedule.SetScope", [](const S& s, const RV& b, int64_t i,
+                                          const String& scope) { s.mut()->SetScope(b, i, scope); })
+      .def("tessel.schedule.StorageAlign",
+           [](const S& s, const RV& b, int64_t i, int64_t axis, int64_t factor, int64_t offset) {
+             s.mut()->StorageAlign(b, i, axis, factor, offset);
+           })
+      .def("tessel.schedule.Reindex",
+           [](const S& s, const RV& b, const String& type, int64_t i, bool skip_simplify) {
+             return s.mut()->Reindex(b, type, i, skip_simplify);
+           })
+      .def("tessel.schedule.Blockize",
+           [](const S& s, const RV& l, bool preserve) { return s.mut()->Blockize(l, preserve); })
+      .def("tessel.schedule.RFactor",
+           [](const S& s, const RV& l, int64_t axis) { return s.mut()->RFactor(l, axis); })
       .def("tessel.schedule.Parallel", [](const S& s, const RV& l) { s.mut()->Parallel(l); })
       .def("tessel.schedule.Vectorize", [](const S& s, const RV& l) { s.mut()->Vectorize(l); })
       .def("tessel.schedule.Unroll", [](const S& s, const RV& l) { s.mut()->Unroll(l); })

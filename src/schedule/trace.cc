@@ -157,6 +157,70 @@ const std::map<std::string, Primitive>& Primitives() {
         [](ScheduleNode* s, const std::vector<Any>& in) {
           return std::vector<RV>{s->DecomposeReduction(in[0].cast<RV>(), in[1].cast<RV>())};
         }}},
+      {"reverse_compute_inline",
+       {{"block"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          s->ReverseComputeInline(in[0].cast<RV>());
+          return std::vector<RV>{};
+        }}},
+      {"compute_at",
+       {{"block", "loop", "preserve_unit_loops", "index"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          s->ComputeAt(in[0].cast<RV>(), in[1].cast<RV>(), in[2].cast<bool>(),
+                       in[3].cast<int64_t>());
+          return std::vector<RV>{};
+        }}},
+      {"reverse_compute_at",
+       {{"block", "loop", "preserve_unit_loops", "index"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          s->ReverseComputeAt(in[0].cast<RV>(), in[1].cast<RV>(), in[2].cast<bool>(),
+                              in[3].cast<int64_t>());
+          return std::vector<RV>{};
+        }}},
+      {"cache_read",
+       {{"block", "read_buffer_index", "storage_scope", "consumer_blocks"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          Array<RV> consumers = in[3] == nullptr ? Array<RV>() : RVs(in[3]);
+          return std::vector<RV>{s->CacheRead(in[0].cast<RV>(), in[1].cast<int64_t>(),
+                                              in[2].cast<String>(), consumers)};
+        }}},
+      {"cache_write",
+       {{"block", "write_buffer_index", "storage_scope", "consumer_blocks"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          Array<RV> consumers = in[3] == nullptr ? Array<RV>() : RVs(in[3]);
+          return std::vector<RV>{s->CacheWrite(in[0].cast<RV>(), in[1].cast<int64_t>(),
+                                               in[2].cast<String>(), consumers)};
+        }}},
+      {"set_scope",
+       {{"block", "buffer_index", "storage_scope"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          s->SetScope(in[0].cast<RV>(), in[1].cast<int64_t>(), in[2].cast<String>());
+          return std::vector<RV>{};
+        }}},
+      {"storage_align",
+       {{"block", "buffer_index", "axis", "factor", "offset"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          s->StorageAlign(in[0].cast<RV>(), in[1].cast<int64_t>(), in[2].cast<int64_t>(),
+                          in[3].cast<int64_t>(), in[4].cast<int64_t>());
+          return std::vector<RV>{};
+        }}},
+      {"reindex",
+       {{"block", "buffer", "skip_simplify"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          Array<Any> buffer = in[1].cast<Array<Any>>();
+          return std::vector<RV>{s->Reindex(in[0].cast<RV>(), buffer[0].cast<String>(),
+                                            buffer[1].cast<int64_t>(), in[2].cast<bool>())};
+        }}},
+      {"blockize",
+       {{"target", "preserve_unit_iters"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          return std::vector<RV>{s->Blockize(in[0].cast<RV>(), in[1].cast<bool>())};
+        }}},
+      {"rfactor",
+       {{"loop", "factor_axis"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          return std::vector<RV>{s->RFactor(in[0].cast<RV>(), in[1].cast<int64_t>())};
+        }}},
       {"parallel",
        {{"loop"},
         [](ScheduleNode* s, const std::vector<Any>& in) {

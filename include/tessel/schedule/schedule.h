@@ -114,11 +114,62 @@ class ScheduleNode : public tvm::ffi::Object {
   // nothing else. The block's RV is no longer valid after.
   void ComputeInline(const RV& block);
 
+  // Inlines a block `Y[...] = f(X[v0, v1, ...])` that is the only consumer of buffer X into X's
+  // producer: the producer stores f(its value) into Y instead, and the block goes. The block's
+  // RV is no longer valid after.
+  void ReverseComputeInline(const RV& block);
+  // Moves `block` (with the loops that hold only it) under `loop` and regenerates its loops so that
+  // it computes exactly what the consumers under `loop` need (the region relaxed over the loops
+  // below `loop`, a proof that it covers what they read). `index`: where among `loop`'s children
+  // it goes (-1: the last place its consumers allow; -2: the first place after its producers).
+  void ComputeAt(const RV& block, const RV& loop, bool preserve_unit_loops = false,
+                 int64_t index = -1);
+  // The same for a block moved under a loop of its producers: it consumes what they wrote there.
+  void ReverseComputeAt(const RV& block, const RV& loop, bool preserve_unit_loops = false,
+                        int64_t index = -1);
+
+  // ---- caches and buffers ----
+  // A block "<buffer>_<scope>" that copies the region of read buffer `read_buffer_index` of
+  // `block` into a new buffer of `storage_scope`, placed before the first reader; the readers
+  // (all of them, or `consumer_blocks`) read the copy. Returns the copy block.
+  RV CacheRead(const RV& block, int64_t read_buffer_index, const String& storage_scope,
+               const Array<RV>& consumer_blocks = {});
+  // `block` writes buffer `write_buffer_index` into a new buffer of `storage_scope` instead; a
+  // block placed after it copies that into the original buffer. Returns the copy block.
+  RV CacheWrite(const RV& block, int64_t write_buffer_index, const String& storage_scope,
+                const Array<RV>& consumer_blocks = {});
+  // Changes the storage scope of buffer `buffer_index` (a write buffer of `block` that the
+  // function allocates) to `storage_scope`.
+  void SetScope(const RV& block, int64_t buffer_index, const String& storage_scope);
+  // Pads dimension `axis` of write buffer `buffer_index` of `block` so that its stride is
+  // `factor * k + offset` (to avoid shared-memory bank conflicts).
+  void StorageAlign(const RV& block, int64_t buffer_index, int64_t axis, int64_t factor,
+                    int64_t offset);
+  // A new block "<name>_reindex_<read|write><index>" that copies buffer `index` of `block` into a
+  // buffer indexed by `block`'s iterators (each iterator the indices use, as written: a unit-extent
+  // iterator keeps its dimension); `block` then accesses it at its iterators. With
+  // `skip_simplify` the indices are taken as written, not simplified first.
+  RV Reindex(const RV& block, const String& buffer_type, int64_t buffer_index,
+             bool skip_simplify = false);
+  // Rewrites buffer `buffer_index` (read or write) of `block`'s function to the layout
+  // `index_map` (old indices -> new indices), checked bijective over the buffer's shape, or
+  // padded with `pad_value` where the map's image is larger than the shape.
+  void TransformLayout(const RV& block, const String& buffer_type, int64_t buffer_index,
+                       const Array<ir::Var>& index_vars, const Array<ir::PrimExpr>& new_indices,
+                       const std::optional<ir::PrimExpr>& pad_value = std::nullopt);
+  // Turns the subtree under `loop` into one block whose iterators are the loops' (the outer
+  // block), with the inner block inside it. Returns the outer block.
+  RV Blockize(const RV& loop, bool preserve_unit_iters = true);
+
   // ---- reductions ----
   // Moves the init of reduction block `block` into a new block "<name>_init" placed right before
   // `loop` (an ancestor of the block), under copies of the loops between `loop` and the block
   // that feed its data-parallel iterators. No loop above `loop` may feed a reduction iterator.
   RV DecomposeReduction(const RV& block, const RV& loop);
+  // Factors the reduction of `loop`'s block over `loop`: a new block "<name>_rf" reduces into an
+  // intermediate buffer with `loop`'s iterator as a data-parallel dimension at `factor_axis`, and
+  // the original block reduces that buffer. Returns the rfactor block.
+  RV RFactor(const RV& loop, int64_t factor_axis);
 
   // ---- sampling (decisions are recorded, so a replay takes the same ones) ----
   // `n` factors of `loop`'s constant extent whose product is the extent, the innermost at most
