@@ -12,6 +12,7 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "transform/block_buffers.h"
 #include "transform/buffer_layout.h"
 
 namespace tessel {
@@ -410,12 +412,107 @@ bool HasBlock(const Stmt& body) {
   return found;
 }
 
+std::optional<int64_t> AlignInt(const Any& v) {
+  if (auto i = v.try_cast<int64_t>()) return *i;
+  if (auto e = v.try_cast<PrimExpr>()) return AsConstInt(*e);
+  return std::nullopt;
+}
+
+// The "buffer_dim_align" annotations (schedule storage_align: [[write buffer index, axis, factor,
+// offset], ...] on a block that writes the buffer) become strides of the allocated buffers: the
+// stride of dimension `axis` is the smallest value >= its natural one (the next dimension's
+// stride times its extent) that is `offset` modulo `factor`. Every use of the buffer then sees
+// the strided layout, which the allocation's extent and FlattenBuffer follow.
+Stmt ApplyStorageAlign(const PrimFunc& func) {
+  struct Align {
+    int64_t factor, offset;
+  };
+  std::unordered_map<const BufferNode*, std::map<int64_t, Align>> aligns;
+  std::unordered_map<const BufferNode*, Buffer> allocated;
+  PostOrderVisit(func->body, [&](const ObjectRef& n) {
+    const auto* blk = n.as<BlockNode>();
+    if (!blk) return;
+    for (const Buffer& a : blk->alloc_buffers) allocated.emplace(a.get(), a);
+    if (!blk->annotations.count("buffer_dim_align")) return;
+    std::string where =
+        "LowerBlocks: block \"" + std::string(blk->name_hint) + "\": buffer_dim_align ";
+    auto list = blk->annotations.at("buffer_dim_align").try_cast<Array<Any>>();
+    if (!list)
+      TVM_FFI_THROW(ValueError) << where << "is not a list of [index, axis, factor, offset]";
+    std::vector<Buffer> writes = BlockBuffers(blk, true);
+    for (const Any& entry : *list) {
+      auto t = entry.try_cast<Array<Any>>();
+      std::optional<int64_t> idx, axis, factor, offset;
+      if (t && t->size() == 4) {
+        idx = AlignInt((*t)[0]);
+        axis = AlignInt((*t)[1]);
+        factor = AlignInt((*t)[2]);
+        offset = AlignInt((*t)[3]);
+      }
+      if (!idx || !axis || !factor || !offset) {
+        TVM_FFI_THROW(ValueError) << where
+                                  << "entries must be [index, axis, factor, offset] integers";
+      }
+      if (*idx < 0 || *idx >= static_cast<int64_t>(writes.size())) {
+        TVM_FFI_THROW(ValueError) << where << "names write buffer " << *idx << " of "
+                                  << writes.size();
+      }
+      const Buffer& buf = writes[*idx];
+      if (*axis < 0 || *axis >= static_cast<int64_t>(buf->shape.size()) || *factor <= 0 ||
+          *offset < 0 || *offset >= *factor) {
+        TVM_FFI_THROW(ValueError) << where << "[" << *idx << ", " << *axis << ", " << *factor
+                                  << ", " << *offset << "] is out of range for " << buf->name;
+      }
+      auto& per_axis = aligns[buf.get()];
+      auto it = per_axis.find(*axis);
+      if (it != per_axis.end() && (it->second.factor != *factor || it->second.offset != *offset)) {
+        TVM_FFI_THROW(ValueError) << where << "disagrees with another block on axis " << *axis
+                                  << " of " << buf->name;
+      }
+      per_axis[*axis] = Align{*factor, *offset};
+    }
+  });
+  if (aligns.empty()) return func->body;
+  std::unordered_map<const BufferNode*, Buffer> replaced;
+  for (const auto& kv : aligns) {
+    auto a = allocated.find(kv.first);
+    if (a == allocated.end()) {
+      TVM_FFI_THROW(ValueError) << "LowerBlocks: buffer_dim_align names " << kv.first->name
+                                << ", which no block allocates (a parameter's layout is the "
+                                   "caller's)";
+    }
+    const Buffer& buf = a->second;
+    if (!buf->strides.empty()) {
+      TVM_FFI_THROW(ValueError) << "LowerBlocks: buffer_dim_align on " << buf->name
+                                << ", which is declared with strides";
+    }
+    size_t n = buf->shape.size();
+    std::vector<PrimExpr> strides(n);
+    PrimExpr natural = MakeConst(n ? buf->shape[0].dtype() : DataType::Int(32), 1);
+    for (size_t k = n; k-- > 0;) {
+      PrimExpr stride = natural;
+      auto al = kv.second.find(static_cast<int64_t>(k));
+      if (al != kv.second.end()) {
+        PrimExpr factor = MakeConst(stride.dtype(), al->second.factor);
+        PrimExpr offset = MakeConst(stride.dtype(), al->second.offset);
+        stride = add(stride, floormod(sub(offset, stride), factor));
+      }
+      strides[k] = stride;
+      natural = mul(stride, buf->shape[k]);
+    }
+    replaced[buf.get()] =
+        Buffer(buf->name, buf->data, buf->dtype, buf->shape, Array<PrimExpr>(strides),
+               buf->elem_offset, buf->scope, buf->data_alignment, buf->offset_factor);
+  }
+  return BufferReplacer(replaced, {}).VisitStmt(func->body);
+}
+
 }  // namespace
 
 PrimFunc LowerBlocks(const PrimFunc& func) {
   if (!func.defined()) TVM_FFI_THROW(ValueError) << "LowerBlocks: undefined function";
   if (!HasBlock(func->body)) return func;
-  Stmt body = BlockLowerer(func).VisitStmt(func->body);
+  Stmt body = BlockLowerer(func).VisitStmt(ApplyStorageAlign(func));
   return WithBody(func, body);
 }
 

@@ -27,6 +27,13 @@
 //   ValueError; symbolic ones are not checked (they are the writer's contract). Declared strides
 //   and elem_offset matter only through the variables they bind: accesses go through the source
 //   buffer, so they are exact whatever the matched buffer's layout says;
+// - a block annotation "buffer_dim_align" = [[write buffer index, axis, factor, offset], ...]
+//   (schedule storage_align; the index counts the block's writes as transform::BlockBuffers
+//   does) gives the allocated buffer strides first: the stride of dimension `axis` is the
+//   smallest value >= the next dimension's stride times its extent that is `offset` modulo
+//   `factor`, and every use of the buffer follows that layout. An entry out of range, two blocks
+//   that disagree on one dimension, a buffer no block allocates or one declared with strides is
+//   a ValueError;
 // - a buffer declared inside a block whose shape mentions an iteration variable (or a matched
 //   size variable) is re-declared with the substituted shape.
 // A root block (no iteration variables) simply disappears, leaving its allocations.
