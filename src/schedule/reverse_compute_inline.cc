@@ -29,6 +29,7 @@ struct Leaf {
   const BlockRealizeNode* realize;
   std::vector<const ForNode*> loops;
   std::set<const BufferNode*> loads, stores;
+  std::vector<const BufferNode*> load_order;  // the loads, first appearance first (for messages)
 };
 
 class LeafCollector : public StmtExprVisitor {
@@ -41,9 +42,11 @@ class LeafCollector : public StmtExprVisitor {
   }
   void VisitStmt_(const BlockRealizeNode* op) override {
     if (ChildRealizes(op->block->body).empty()) {
-      Leaf leaf{op, loops_, {}, {}};
+      Leaf leaf{op, loops_, {}, {}, {}};
       auto collect = [&](const ObjectRef& n) {
-        if (const auto* l = n.as<BufferLoadNode>()) leaf.loads.insert(l->buffer.get());
+        if (const auto* l = n.as<BufferLoadNode>()) {
+          if (leaf.loads.insert(l->buffer.get()).second) leaf.load_order.push_back(l->buffer.get());
+        }
         if (const auto* s = n.as<BufferStoreNode>()) leaf.stores.insert(s->buffer.get());
       };
       PostOrderVisit(op->block->body, collect);
@@ -183,7 +186,7 @@ void ScheduleNode::ReverseComputeInline(const RV& block) {
     fail("block \"" + name + "\" reads " + std::string(y->name) + ", which it writes", mark);
   }
   std::vector<const BufferNode*> produced;
-  for (const BufferNode* buf : consumer.loads) {
+  for (const BufferNode* buf : consumer.load_order) {
     for (size_t i = 0; i < leaves.size(); ++i) {
       if (i != me && leaves[i].stores.count(buf)) {
         produced.push_back(buf);
