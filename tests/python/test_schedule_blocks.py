@@ -5,6 +5,8 @@ the C backend."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import tvm_ffi
@@ -240,3 +242,213 @@ def test_reverse_compute_inline_refuses_other_readers_and_moves_past_writers():
     sch.split(i, [None, 5])
     with pytest.raises(tessel.ScheduleError, match="a predicated block cannot be reverse-inlined"):
         sch.reverse_compute_inline(sch.get_block("C"))
+
+
+# ---- rfactor ----
+
+ROW_SUM = """
+@T.prim_func
+def rsum(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
+    T.func_attr({"global_symbol": "rsum"})
+    for i, k in T.grid(16, 64):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+# What TVM 0.27 gives for split(k, [None, 8]) then rfactor(k_1, 0) (regions left out).
+ROW_SUM_RF = """
+@T.prim_func
+def rsum(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
+    T.func_attr({"global_symbol": "rsum"})
+    B_rf = T.alloc_buffer((8, 16), "float32")
+    for i, k_0, k_1 in T.grid(16, 8, 8):
+        with T.block("B_rf"):
+            vk_1, vi, vk_0 = T.axis.remap("SSR", [k_1, i, k_0])
+            with T.init():
+                B_rf[vk_1, vi] = T.float32(0)
+            B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 8 + vk_1]
+    for i, k_1 in T.grid(16, 8):
+        with T.block("B"):
+            vk_1, vi = T.axis.remap("RS", [k_1, i])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + B_rf[vk_1, vi]
+"""
+
+
+def run_rsum(mod, reduce=np.sum, init=0.0):
+    a = rng.standard_normal((16, 64)).astype("float32")
+    b = np.full(16, np.nan, "float32")
+    run(mod, "rsum", a, b)
+    np.testing.assert_allclose(b, reduce(a, axis=1), rtol=1e-5, atol=1e-5)
+
+
+def test_rfactor_of_a_row_sum_then_the_rf_loop_parallel():
+    sch = tessel.Schedule(ROW_SUM)
+    i, k = sch.get_loops(sch.get_block("B"))
+    k0, k1 = sch.split(k, [None, 8])
+    rf = sch.rfactor(k1, 0)
+    same_as(sch, ROW_SUM_RF)
+    assert "sch.rfactor(loop=l" in sch.trace.as_python() and ", factor_axis=0)" in sch.trace.as_python()
+    run_rsum(sch.mod)
+    replays(sch, ROW_SUM)
+    # The factored loop now feeds a data-parallel iterator of the rf block: it can run in parallel.
+    sch.reorder(k1, i)
+    sch.parallel(k1)
+    assert "T.parallel(8)" in tessel.as_text(sch.mod)
+    assert len(sch.get_loops(rf)) == 3
+    run_rsum(sch.mod)
+    replays(sch, ROW_SUM)
+
+
+def test_rfactor_with_a_negative_factor_axis_and_the_outer_loop():
+    sch = tessel.Schedule(ROW_SUM)
+    _, k = sch.get_loops(sch.get_block("B"))
+    k0, _ = sch.split(k, [None, 8])
+    sch.rfactor(k0, -1)  # the last position: B_rf is (16, 8)
+    text = tessel.as_text(sch.mod)
+    assert 'B_rf = T.sblock_alloc_buffer((16, 8), "float32")' in text
+    assert "B_rf[vi, vk_0] = B_rf[vi, vk_0] + A[vi, vk_0 * 8 + vk_1]" in text
+    run_rsum(sch.mod)
+    replays(sch, ROW_SUM)
+
+
+ROW_MAX = (ROW_SUM.replace("B[vi] = T.float32(0)", "B[vi] = T.float32(-3.0e38)")
+           .replace("B[vi] = B[vi] + A[vi, vk]", "B[vi] = T.max(B[vi], A[vi, vk])"))
+
+
+def test_rfactor_of_a_max_reduction():
+    sch = tessel.Schedule(ROW_MAX)
+    _, k = sch.get_loops(sch.get_block("B"))
+    _, k1 = sch.split(k, [None, 4])
+    sch.rfactor(k1, 1)
+    text = tessel.as_text(sch.mod)
+    assert re.search(r"T\.max\(B\[(vi\w*)\], B_rf\[\1, vk_1\w*\]\)", text), text
+    run_rsum(sch.mod, np.max)
+    replays(sch, ROW_MAX)
+
+
+MATMUL = """
+@T.prim_func
+def matmul(A: T.Buffer((32, 48), "float32"), B: T.Buffer((48, 24), "float32"),
+           C: T.Buffer((32, 24), "float32")):
+    T.func_attr({"global_symbol": "matmul"})
+    for i, j, k in T.grid(32, 24, 48):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+def run_matmul(mod):
+    a = rng.standard_normal((32, 48)).astype("float32")
+    b = rng.standard_normal((48, 24)).astype("float32")
+    c = np.full((32, 24), np.nan, "float32")
+    run(mod, "matmul", a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-4)
+
+
+def test_rfactor_of_matmul_over_k():
+    sch = tessel.Schedule(MATMUL)
+    _, _, k = sch.get_loops(sch.get_block("C"))
+    ko, ki = sch.split(k, [None, 4])
+    rf = sch.rfactor(ki, 2)
+    text = tessel.as_text(sch.mod)
+    assert 'C_rf = T.sblock_alloc_buffer((32, 24, 4), "float32")' in text
+    assert 'T.sblock("C_rf")' in text
+    run_matmul(sch.mod)
+    replays(sch, MATMUL)
+    # The rf block is a reduction over ko: it decomposes like any other.
+    sch.decompose_reduction(rf, sch.get_loops(rf)[2])
+    run_matmul(sch.mod)
+    replays(sch, MATMUL)
+
+
+@pytest.mark.parametrize("src,message", [
+    (ROW_SUM.replace("B[vi] = T.float32(0)", "B[vi] = T.float32(1)"),
+     'the init T.float32\\(1\\) of block "B" is not 0, the identity of \\+'),
+    (ROW_SUM.replace("B[vi] = B[vi] + A[vi, vk]", "B[vi] = B[vi] - A[vi, vk]"),
+     r'the update B\[vi\] - A\[vi, vk\] of block "B" is not a known combiner'),
+    (ROW_SUM.replace("B[vi] = B[vi] + A[vi, vk]", "B[vi] = A[vi, vk] + A[vi, vk]"),
+     'the body of block "B" is not one update C\\[...\\] = C\\[...\\] \\+ x'),
+])
+def test_rfactor_refuses_what_it_cannot_regroup(src, message):
+    sch = tessel.Schedule(src)
+    _, k = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(tessel.ScheduleError, match="rfactor: " + message):
+        sch.rfactor(k, 0)
+
+
+def test_rfactor_refusals():
+    sch = tessel.Schedule(ROW_SUM)
+    i, k = sch.get_loops(sch.get_block("B"))
+    before = sch.mod
+    with pytest.raises(tessel.ScheduleError, match="rfactor: the loop i feeds no reduction iterator"):
+        sch.rfactor(i, 0)
+    with pytest.raises(tessel.ScheduleError, match=r"factor_axis 2 is out of range \[-2, 1\]"):
+        sch.rfactor(k, 2)
+    with pytest.raises(tessel.ScheduleError, match=r"factor_axis -3 is out of range"):
+        sch.rfactor(k, -3)
+    ir.assert_structural_equal(sch.mod, before)
+    # A non-dividing split leaves a predicate on the other reduction loop.
+    sch.split(k, [None, 10])
+    _, k0, k1 = sch.get_loops(sch.get_block("B"))
+    with pytest.raises(tessel.ScheduleError,
+                       match='uses a reduction loop other than k_1: the combining block could not'):
+        sch.rfactor(k1, 0)
+    sch = tessel.Schedule(MATMUL)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.fuse(j, k)
+    (i, jk) = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tessel.ScheduleError,
+                       match='the loop j_k_fused feeds both data-parallel and reduction iterators'):
+        sch.rfactor(jk, 0)
+    sch = tessel.Schedule(TWO_REDUCTIONS)
+    (i,) = sch.get_loops(sch.get_block("B"))[:1]
+    with pytest.raises(tessel.ScheduleError, match="the loop i holds 2 blocks"):
+        sch.rfactor(i, 0)
+    sch = tessel.Schedule(ROW_SUM)
+    i, k = sch.get_loops(sch.get_block("B"))
+    sch.decompose_reduction(sch.get_block("B"), k)
+    with pytest.raises(tessel.ScheduleError, match='block "B" has no init'):
+        sch.rfactor(k, 0)
+
+
+TWO_REDUCTIONS = """
+@T.prim_func
+def two(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32"),
+        C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        for k in range(64):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+        for k in range(64):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+"""
+
+
+def test_rfactor_under_a_shared_loop():
+    # The loop i holds two reductions: the one factored over its own k keeps i shared.
+    sch = tessel.Schedule(TWO_REDUCTIONS)
+    _, k = sch.get_loops(sch.get_block("C"))
+    ko, ki = sch.split(k, [None, 16])
+    sch.rfactor(ki, 0)
+    a = rng.standard_normal((16, 64)).astype("float32")
+    b = np.full(16, np.nan, "float32")
+    c = np.full(16, np.nan, "float32")
+    run(sch.mod, "two", a, b, c)
+    np.testing.assert_allclose(b, a.sum(1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, a.sum(1), rtol=1e-5, atol=1e-5)
+    replays(sch, TWO_REDUCTIONS)
