@@ -213,3 +213,204 @@ def twice(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
     run(sch.mod, "twice", a, c)
     np.testing.assert_allclose(c, 2 * a, rtol=1e-6)
     assert "T.allocate([127]" in tessel.as_text(tessel.lower(sch.mod))  # 7 * 17 + 7 + 1
+
+
+# ---- reindex ----
+
+def conv_src(k):
+    """NCHW convolution, no padding, kernel k x k: the input is read at A[n, rc, h + rh, w + rw]."""
+    h = 6
+    return f"""
+@T.prim_func
+def conv(A: T.Buffer((2, 3, {h + k - 1}, {h + k - 1}), "float32"),
+         W: T.Buffer((4, 3, {k}, {k}), "float32"), C: T.Buffer((2, 4, {h}, {h}), "float32")):
+    T.func_attr({{"global_symbol": "conv"}})
+    for n, f, y, x, rc, rh, rw in T.grid(2, 4, {h}, {h}, 3, {k}, {k}):
+        with T.block("C"):
+            vn, vf, vy, vx, vrc, vrh, vrw = T.axis.remap("SSSSRRR", [n, f, y, x, rc, rh, rw])
+            with T.init():
+                C[vn, vf, vy, vx] = T.float32(0)
+            C[vn, vf, vy, vx] = C[vn, vf, vy, vx] + A[vn, vrc, vy + vrh, vx + vrw] * W[vf, vrc, vrh, vrw]
+"""
+
+
+def conv_reference(a, w):
+    n, c, hp, _ = a.shape
+    f, _, k, _ = w.shape
+    h = hp - k + 1
+    out = np.zeros((n, f, h, h), "float32")
+    for rh in range(k):
+        for rw in range(k):
+            out += np.einsum("nchw,fc->nfhw", a[:, :, rh:rh + h, rw:rw + h], w[:, :, rh, rw])
+    return out
+
+
+def run_conv(mod, k):
+    a = rng.standard_normal((2, 3, 6 + k - 1, 6 + k - 1)).astype("float32")
+    w = rng.standard_normal((4, 3, k, k)).astype("float32")
+    c = np.full((2, 4, 6, 6), np.nan, "float32")
+    run(mod, "conv", a, w, c)
+    np.testing.assert_allclose(c, conv_reference(a, w), rtol=1e-4, atol=1e-4)
+
+
+def alloc_shape(sch, name):
+    m = re.search(name + r' = T.sblock_alloc_buffer\(\(([0-9, ]*)\)', text(sch))
+    assert m, text(sch)
+    return tuple(int(x) for x in m.group(1).split(",") if x.strip())
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("skip_simplify", [False, True])
+def test_reindex_the_input_of_a_convolution_keeps_unit_kernel_dimensions(k, skip_simplify):
+    src = conv_src(k)
+    sch = tessel.Schedule(src)
+    blk = sch.reindex(sch.get_block("C"), ("read", 0), skip_simplify=skip_simplify)
+    # The input's indices use vn, vrc, vy, vrh, vx, vrw: six dimensions in the block's order,
+    # the kernel ones of extent 1 for a 1x1 kernel (TVM's reindex drops them: (2, 6, 6, 3)).
+    assert alloc_shape(sch, "A_reindex") == (2, 6, 6, 3, k, k)
+    t = text(sch)
+    assert 'with T.sblock("A_reindex"):' in t
+    # The copy's indices: as written with skip_simplify, else simplified (for a 1x1 kernel the
+    # unit iterators vanish from the expression, not from the buffer).
+    copied = ("A[v0, v3, v1 + v4, v2 + v5]" if skip_simplify
+              else "A[v0, v3, v1, v2]" if k == 1 else "A[v0, v3, v4 + v1, v5 + v2]")
+    assert "A_reindex[v0, v1, v2, v3, v4, v5] = " + copied in t
+    assert ("A_reindex[vn, vy, vx, vrc, vrh, vrw] * W[vf, vrc, vrh, vrw]") in t
+    # The copy comes first, in the root block, under one loop per kept iterator.
+    assert t.index('T.sblock("A_reindex")') < t.index('T.sblock("C")')
+    assert f"for ax5 in range({k}):" in t
+    assert sch.get_child_blocks(sch.get_block("root"))[0] is not None
+    assert (f'b1 = sch.reindex(block=b0, buffer=["read", 0], '
+            f'skip_simplify={skip_simplify})') in sch.trace.as_python()
+    assert repr(blk) == "BlockRV(b1)"
+    run_conv(sch.mod, k)
+    replays(sch, src)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_reindex_the_weight_and_the_output_of_a_convolution(k):
+    src = conv_src(k)
+    sch = tessel.Schedule(src)
+    c = sch.get_block("C")
+    sch.reindex(c, ("read", 1))
+    sch.reindex(c, ("write", 0))
+    assert alloc_shape(sch, "W_reindex") == (4, 3, k, k)  # vf, vrc, vrh, vrw
+    assert alloc_shape(sch, "C_reindex") == (2, 4, 6, 6)
+    t = text(sch)
+    assert "C_reindex[vn, vf, vy, vx] = C_reindex[vn, vf, vy, vx] + A[vn, vrc, vy + vrh, vx + vrw] * W_reindex[vf, vrc, vrh, vrw]" in t
+    # The copy's iterators are named v0.. like those of W's copy; the printer tells them apart.
+    assert "C[v0_1, v1_1, v2_1, v3_1] = C_reindex[v0_1, v1_1, v2_1, v3_1]" in t
+    # Order: W's copy, the convolution, the copy back of C.
+    assert t.index('T.sblock("W_reindex")') < t.index('T.sblock("C")') < t.index(
+        'T.sblock("C_reindex")')
+    run_conv(sch.mod, k)
+    replays(sch, src)
+
+
+def test_reindex_follows_the_block_iterator_order_not_the_index_order():
+    src = """
+@T.prim_func
+def tr(A: T.Buffer((8, 6), "float32"), B: T.Buffer((6, 8), "float32")):
+    T.func_attr({"global_symbol": "tr"})
+    for i, j in T.grid(6, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vj, vi] + T.float32(1)
+"""
+    sch = tessel.Schedule(src)
+    sch.reindex(sch.get_block("B"), ("read", 0))
+    assert alloc_shape(sch, "A_reindex") == (6, 8)
+    t = text(sch)
+    assert "A_reindex[v0, v1] = A[v1, v0]" in t and "B[vi, vj] = A_reindex[vi, vj] + T.float32(1)" in t
+    a = rng.standard_normal((8, 6)).astype("float32")
+    b = np.full((6, 8), np.nan, "float32")
+    run(sch.mod, "tr", a, b)
+    np.testing.assert_allclose(b, a.T + 1, rtol=1e-6)
+    replays(sch, src)
+
+
+REINDEX_BAD = """
+@T.prim_func
+def bad(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"), C: T.Buffer((8,), "float32"),
+        D: T.Buffer((9,), "float32"), E: T.Buffer((16,), "float32")):
+    T.func_attr({"global_symbol": "bad"})
+    for i in range(8):
+        with T.block("two"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi] + A[vi + 1]
+    for i in range(8):
+        with T.block("self"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = B[vi] + A[vi]
+    for i in range(9):
+        with T.block("edge"):
+            vi = T.axis.spatial(9, i)
+            D[vi] = T.if_then_else(vi >= 1, A[vi * 2 - 1], T.float32(0))
+    for i in range(16):
+        with T.block("half"):
+            vi = T.axis.spatial(16, i)
+            C[vi // 2] = A[vi]
+    for i in range(16):
+        with T.block("guard"):
+            vi = T.axis.spatial(16, i)
+            if vi < 8:
+                E[vi] = A[vi]
+    for i in range(8):
+        with T.block("indirect"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[T.Cast("int32", B[vi])]
+"""
+
+
+@pytest.mark.parametrize("block,buffer,message", [
+    ("two", ("read", 0), r"accesses A at different indices \(A\[vi\] and A\[vi \+ 1\]\)"),
+    ("two", ("read", 1), "buffer index 1 is out of range"),
+    ("two", ("modify", 0), r'the buffer type is "modify"; expected "read" or "write"'),
+    ("self", ("read", 0), "also writes B; reindexing its read would leave the writes in the copy"),
+    ("self", ("write", 0), "also reads B and has no init that writes it"),
+    ("edge", ("read", 0), r"index 0 of A\[vi \* 2 - 1\] could not be proved to stay within A's extent 16"),
+    ("half", ("write", 0), r"C\[vi // 2\] could not be proved one-to-one"),
+    ("guard", ("write", 0), "stores E under a condition"),
+    ("indirect", ("read", 1), "loads a buffer; reindex needs indices computed from the iterators"),
+])
+def test_reindex_refusals(block, buffer, message):
+    sch = tessel.Schedule(REINDEX_BAD)
+    before = sch.mod
+    with pytest.raises(tessel.ScheduleError, match="reindex: .*" + message):
+        sch.reindex(sch.get_block(block), buffer)
+    ir.assert_structural_equal(sch.mod, before)
+
+
+def test_reindex_refuses_a_write_whose_bindings_skip_points():
+    src = """
+@T.prim_func
+def skip(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    T.func_attr({"global_symbol": "skip"})
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i * 2)
+            C[vi] = A[vi]
+"""
+    sch = tessel.Schedule(src)
+    with pytest.raises(tessel.ScheduleError,
+                       match='the bindings of block "C" could not be proved to cover'):
+        sch.reindex(sch.get_block("C"), ("write", 0))
+    sch.reindex(sch.get_block("C"), ("read", 0))  # a read copies more than needed: fine
+    a = rng.standard_normal(16).astype("float32")
+    c = np.zeros(16, "float32")
+    run(sch.mod, "skip", a, c)
+    np.testing.assert_allclose(c[::2], a[::2])
+    np.testing.assert_allclose(c[1::2], 0)
+
+
+def test_reindex_write_after_a_non_dividing_split_is_refused_then_fine_without_predicate():
+    src = conv_src(1)
+    sch = tessel.Schedule(src)
+    c = sch.get_block("C")
+    n, f, y, x, rc, rh, rw = sch.get_loops(c)
+    sch.split(y, [None, 4])  # 6 = 2 * 4 - 2: a predicate
+    with pytest.raises(tessel.ScheduleError, match='has the predicate'):
+        sch.reindex(c, ("write", 0))
+    sch.reindex(c, ("read", 0))
+    run_conv(sch.mod, 1)
+    replays(sch, src)

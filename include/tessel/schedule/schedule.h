@@ -145,10 +145,11 @@ class ScheduleNode : public tvm::ffi::Object {
   // `factor * k + offset` (to avoid shared-memory bank conflicts).
   void StorageAlign(const RV& block, int64_t buffer_index, int64_t axis, int64_t factor,
                     int64_t offset);
-  // A new block "<name>_reindex_<read|write><index>" that copies buffer `index` of `block` into a
-  // buffer indexed by `block`'s iterators (each iterator the indices use, as written: a unit-extent
+  // A new block "<buffer>_reindex" (placed before `block`'s loop nest for a read, after it for a
+  // write) that copies buffer `index` of `block` into (out of) a new buffer "<buffer>_reindex"
+  // indexed by `block`'s iterators (each iterator the indices use, as written: a unit-extent
   // iterator keeps its dimension); `block` then accesses it at its iterators. With
-  // `skip_simplify` the indices are taken as written, not simplified first.
+  // `skip_simplify` the copy's indices are taken as written, not simplified.
   RV Reindex(const RV& block, const String& buffer_type, int64_t buffer_index,
              bool skip_simplify = false);
   // Rewrites buffer `buffer_index` (read or write) of `block`'s function to the layout
