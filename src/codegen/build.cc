@@ -153,16 +153,25 @@ void CompiledModuleNode::ExportLibrary(const String& path) const {
 
 std::vector<String> LowerPipeline(const target::Target& target) {
   if (target->kind == "cuda" || target->kind == "metal") {
-    return {
-        "VerifyWellFormed", "LowerCrossThreadReduction", "LowerBlocks",          "FlattenBuffer",
-        "Simplify",         "LowerThreadBinding",        "InjectSharedBarriers", "VectorizeLoop",
-        "UnrollLoop",       "LowerIntrinsics",           "SplitHostDevice",      "Simplify"};
+    return {"VerifyWellFormed",
+            "LowerCrossThreadReduction",
+            "LowerBlocks",
+            "CompactBufferAllocation",
+            "FlattenBuffer",
+            "Simplify",
+            "LowerThreadBinding",
+            "InjectSharedBarriers",
+            "VectorizeLoop",
+            "UnrollLoop",
+            "LowerIntrinsics",
+            "SplitHostDevice",
+            "Simplify"};
   }
   if (target->kind != "c") {
     TVM_FFI_THROW(ValueError) << "target " << target->kind << ": not supported yet";
   }
-  return {"VerifyWellFormed", "LowerBlocks", "FlattenBuffer",   "Simplify",
-          "VectorizeLoop",    "UnrollLoop",  "LowerIntrinsics", "Simplify"};
+  return {"VerifyWellFormed", "LowerBlocks", "CompactBufferAllocation", "FlattenBuffer", "Simplify",
+          "VectorizeLoop",    "UnrollLoop",  "LowerIntrinsics",         "Simplify"};
 }
 
 ir::IRModule Lower(const ir::IRModule& mod, const target::Target& target) {

@@ -8,6 +8,7 @@
 #include <tessel/schedule/schedule.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -97,6 +98,76 @@ bool UsesAny(const ir::PrimExpr& e, const std::vector<const ir::VarNode*>& vars)
 
 // The realizes of the blocks under `stmt` that are not nested in another block.
 std::vector<const ir::BlockRealizeNode*> ChildRealizes(const ir::Stmt& stmt);
+
+// ---- scopes, accesses and regions (block_scope.cc) ----
+
+// The buffers a block reads and writes, in order: its declared regions when it declares any, else
+// what its body does (loads in order of first appearance, leaving out buffers it also stores, as
+// TVM's region detection does for a reduction's update; stores in order).
+struct BlockBuffers {
+  std::vector<ir::Buffer> reads, writes;
+};
+BlockBuffers AccessedBuffers(const ir::BlockNode* block);
+
+// A block realize of a scope and the loops between the scope and it, outermost first.
+struct ScopedRealize {
+  const ir::BlockRealizeNode* realize = nullptr;
+  std::vector<const ir::ForNode*> loops;
+};
+// The blocks under `stmt` that are not nested in another block, with their loops.
+std::vector<ScopedRealize> ScopeRealizes(const ir::Stmt& stmt);
+
+// The realize of the block whose body holds `node` (a loop or a block realize) with no block in
+// between; nullptr when that is the function body itself.
+const ir::BlockRealizeNode* EnclosingBlock(const ir::PrimFunc& f, const ir::Object* node);
+
+// The statements of `body` when it is a sequence, else `body` alone.
+std::vector<ir::Stmt> SeqOf(const ir::Stmt& body);
+// Whether `stmt` holds the block realize `realize` (or is it).
+bool Holds(const ir::Stmt& stmt, const ir::BlockRealizeNode* realize);
+// Whether a block under `stmt` stores into / loads from the buffer with data variable `data`.
+bool Writes(const ir::Stmt& stmt, const ir::Object* data);
+bool Reads(const ir::Stmt& stmt, const ir::Object* data);
+
+// An interval [min, max] per dimension, both ends inclusive.
+using Region = std::vector<std::pair<ir::PrimExpr, ir::PrimExpr>>;
+// Where the accesses `indices` (in `realize`'s block iterators) of its block touch, with the
+// iterators replaced by their bindings and the loops `relax` ranged over. nullopt when a
+// dimension is unbounded.
+std::optional<Region> RelaxAccess(const ir::BlockRealizeNode* realize,
+                                  const tvm::ffi::Array<ir::PrimExpr>& indices,
+                                  const std::vector<const ir::ForNode*>& relax,
+                                  arith::Analyzer* analyzer);
+// Every load (`loads`) or store of `data` in `realize`'s block (body and init), relaxed as above
+// and joined. nullopt when the block has no such access or one is unbounded.
+std::optional<Region> RelaxBlockAccesses(const ir::BlockRealizeNode* realize,
+                                         const ir::Object* data, bool loads,
+                                         const std::vector<const ir::ForNode*>& relax,
+                                         arith::Analyzer* analyzer);
+// The smallest region holding both (a min/max expression where the analyzer cannot order ends).
+Region JoinRegions(const Region& a, const Region& b, arith::Analyzer* analyzer);
+
+// Replaces buffers in loads, stores and block regions (`loads_only`: only in loads and in read
+// regions).
+class BufferReplacer : public ir::StmtExprMutator {
+ public:
+  BufferReplacer(const ir::Buffer& from, const ir::Buffer& to, bool loads_only)
+      : from_(from), to_(to), loads_only_(loads_only) {}
+  using ir::StmtExprMutator::VisitExpr_;
+  using ir::StmtExprMutator::VisitStmt_;
+  ir::PrimExpr VisitExpr_(const ir::BufferLoadNode* op) override;
+  ir::Stmt VisitStmt_(const ir::BufferStoreNode* op) override;
+  ir::Stmt VisitStmt_(const ir::BlockNode* op) override;
+
+ private:
+  ir::Buffer from_, to_;
+  bool loads_only_;
+};
+
+// `f` with `buffer` added to the allocations of the block `scope` (nullptr: the function body,
+// which is wrapped in a "root" block when it is not one).
+ir::PrimFunc AllocateIn(const ir::PrimFunc& f, const ir::BlockRealizeNode* scope,
+                        const ir::Buffer& buffer);
 
 }  // namespace schedule
 }  // namespace tessel

@@ -1,5 +1,6 @@
 // The registry's list of built-in passes: each pass's factory, registered under the name it
 // reports. Add a pass here when its header lands.
+#include <tessel/transform/compact_buffer_allocation.h>
 #include <tessel/transform/flatten_buffer.h>
 #include <tessel/transform/inject_shared_barriers.h>
 #include <tessel/transform/lower_blocks.h>
@@ -21,6 +22,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("VerifyWellFormed", VerifyWellFormedPass);
   RegisterPass("LowerCrossThreadReduction", LowerCrossThreadReductionPass);
   RegisterPass("LowerBlocks", LowerBlocksPass);
+  RegisterPass("CompactBufferAllocation", CompactBufferAllocationPass);
   RegisterPass("FlattenBuffer", FlattenBufferPass);
   RegisterPass("Simplify", [] {
     return CreateModulePass([](IRModule mod) { return Simplify(mod); }, 1, "Simplify");

@@ -22,7 +22,8 @@ needs_compiler = pytest.mark.skipif(not have_cuda_compiler(), reason="no NVRTC o
 def test_pipeline():
     names = [str(n) for n in get_global_func("tessel.codegen.LowerPipeline")("cuda -arch=sm_90")]
     assert names[:2] == ["VerifyWellFormed", "LowerCrossThreadReduction"]
-    assert names[5:7] == ["LowerThreadBinding", "InjectSharedBarriers"]
+    assert names[2:4] == ["LowerBlocks", "CompactBufferAllocation"]
+    assert names[6:8] == ["LowerThreadBinding", "InjectSharedBarriers"]
     assert names[-2:] == ["SplitHostDevice", "Simplify"]
 
 

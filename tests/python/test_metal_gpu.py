@@ -1,6 +1,5 @@
 """tessel's Metal runtime on a real Apple GPU (scripts/test_metal_mac.sh runs it): the
-Metal-capable examples against NumPy (the ones Metal cannot express, grid_sync, matmul_gpu_tiled
-and big_smem, are refused before any launch: test_metal_examples.py), both on tessel's own queue and in PyTorch's MPS context;
+Metal-capable examples against NumPy (the ones Metal cannot express, grid_sync and big_smem, are refused before any launch: test_metal_examples.py), both on tessel's own queue and in PyTorch's MPS context;
 ordering with torch ops without torch.mps.synchronize(); sliced tensors (setBuffer offsets);
 eight threads launching one kernel; MLX arrays through DLPack; the threadgroup memory limits;
 and a compile error that quotes the MSL.

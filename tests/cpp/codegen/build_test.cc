@@ -186,9 +186,10 @@ TEST_F(BuildTest, PipelineIsTheContractsOrder) {
   std::vector<String> names = LowerPipeline(target::Target::Parse("c"));
   std::string joined;
   for (const String& n : names) joined += std::string(n) + " ";
-  EXPECT_EQ(joined,
-            "VerifyWellFormed LowerBlocks FlattenBuffer Simplify VectorizeLoop UnrollLoop "
-            "LowerIntrinsics Simplify ");
+  EXPECT_EQ(
+      joined,
+      "VerifyWellFormed LowerBlocks CompactBufferAllocation FlattenBuffer Simplify VectorizeLoop "
+      "UnrollLoop LowerIntrinsics Simplify ");
 }
 
 TEST_F(BuildTest, VectorAddBuildsLoadsAndIsCached) {

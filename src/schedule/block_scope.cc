@@ -1,0 +1,247 @@
+// What the cache and compute-location primitives share: the buffers a block accesses, the blocks
+// of a scope with their loops, the block enclosing a statement, access regions relaxed over loops,
+// buffer replacement and allocation in a scope.
+#include <tessel/ir/ops.h>
+#include <tvm/ffi/error.h>
+
+#include <algorithm>
+
+#include "schedule/schedule_impl.h"
+
+namespace tessel {
+namespace schedule {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+namespace {
+
+void AddOnce(std::vector<Buffer>* out, const Buffer& b) {
+  for (const Buffer& x : *out) {
+    if (x->data.same_as(b->data)) return;
+  }
+  out->push_back(b);
+}
+
+class ScopeRealizeCollector : public StmtExprVisitor {
+ public:
+  std::vector<ScopedRealize> out;
+  void VisitStmt_(const ForNode* op) override {
+    loops_.push_back(op);
+    StmtExprVisitor::VisitStmt_(op);
+    loops_.pop_back();
+  }
+  void VisitStmt_(const BlockRealizeNode* op) override { out.push_back({op, loops_}); }
+
+ private:
+  std::vector<const ForNode*> loops_;
+};
+
+// Finds the innermost block realize above a node.
+class EnclosingFinder : public StmtExprVisitor {
+ public:
+  explicit EnclosingFinder(const Object* node) : node_(node) {}
+  const BlockRealizeNode* found = nullptr;
+  bool done = false;
+
+  void VisitStmt(const Stmt& s) override {
+    if (done) return;
+    if (s.get() == node_) {
+      found = stack_.empty() ? nullptr : stack_.back();
+      done = true;
+      return;
+    }
+    StmtExprVisitor::VisitStmt(s);
+  }
+  void VisitStmt_(const BlockRealizeNode* op) override {
+    stack_.push_back(op);
+    StmtExprVisitor::VisitStmt_(op);
+    stack_.pop_back();
+  }
+
+ private:
+  const Object* node_;
+  std::vector<const BlockRealizeNode*> stack_;
+};
+
+}  // namespace
+
+BlockBuffers AccessedBuffers(const BlockNode* block) {
+  BlockBuffers out;
+  if (!block->reads.empty() || !block->writes.empty()) {
+    for (const BufferRegion& r : block->reads) AddOnce(&out.reads, r->buffer);
+    for (const BufferRegion& r : block->writes) AddOnce(&out.writes, r->buffer);
+    return out;
+  }
+  std::vector<Buffer> loads;
+  // Program order: the store's value and indices come before the store itself.
+  auto visit = [&](const Stmt& s) {
+    PostOrderVisit(s, [&](const ObjectRef& n) {
+      if (const auto* l = n.as<BufferLoadNode>()) AddOnce(&loads, l->buffer);
+      if (const auto* st = n.as<BufferStoreNode>()) AddOnce(&out.writes, st->buffer);
+    });
+  };
+  if (block->init) visit(*block->init);
+  visit(block->body);
+  for (const Buffer& b : loads) {
+    bool written = false;
+    for (const Buffer& w : out.writes) written = written || w->data.same_as(b->data);
+    if (!written) out.reads.push_back(b);
+  }
+  return out;
+}
+
+std::vector<ScopedRealize> ScopeRealizes(const Stmt& stmt) {
+  ScopeRealizeCollector c;
+  c.VisitStmt(stmt);
+  return c.out;
+}
+
+const BlockRealizeNode* EnclosingBlock(const PrimFunc& f, const Object* node) {
+  EnclosingFinder finder(node);
+  finder.VisitStmt(f->body);
+  return finder.found;
+}
+
+std::vector<Stmt> SeqOf(const Stmt& body) {
+  if (const auto* seq = body.as<SeqStmtNode>()) return {seq->seq.begin(), seq->seq.end()};
+  return {body};
+}
+
+bool Holds(const Stmt& stmt, const BlockRealizeNode* realize) {
+  bool found = false;
+  PostOrderVisit(stmt, [&](const ObjectRef& n) { found = found || n.get() == realize; });
+  return found;
+}
+
+bool Writes(const Stmt& stmt, const Object* data) {
+  bool found = false;
+  PostOrderVisit(stmt, [&](const ObjectRef& n) {
+    if (const auto* s = n.as<BufferStoreNode>()) found = found || s->buffer->data.get() == data;
+  });
+  return found;
+}
+
+bool Reads(const Stmt& stmt, const Object* data) {
+  bool found = false;
+  PostOrderVisit(stmt, [&](const ObjectRef& n) {
+    if (const auto* l = n.as<BufferLoadNode>()) found = found || l->buffer->data.get() == data;
+  });
+  return found;
+}
+
+std::optional<Region> RelaxAccess(const BlockRealizeNode* realize, const Array<PrimExpr>& indices,
+                                  const std::vector<const ForNode*>& relax,
+                                  arith::Analyzer* analyzer) {
+  std::unordered_map<const VarNode*, PrimExpr> bindings;
+  const BlockNode* b = realize->block.get();
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+    bindings[b->iter_vars[i]->var.get()] = realize->iter_values[i];
+  }
+  tvm::ffi::Map<Var, Range> dom;
+  for (const ForNode* l : relax) dom.Set(l->loop_var, Range(l->min, l->extent));
+  VarSubstituter subst(bindings);
+  Region out;
+  for (const PrimExpr& idx : indices) {
+    arith::IntSet set = analyzer->IntSet(subst.VisitExpr(idx), dom);
+    if (!set->HasLowerBound() || !set->HasUpperBound()) return std::nullopt;
+    out.emplace_back(analyzer->Simplify(*set->min_value), analyzer->Simplify(*set->max_value));
+  }
+  return out;
+}
+
+std::optional<Region> RelaxBlockAccesses(const BlockRealizeNode* realize, const Object* data,
+                                         bool loads, const std::vector<const ForNode*>& relax,
+                                         arith::Analyzer* analyzer) {
+  std::optional<Region> out;
+  bool bounded = true;
+  auto join = [&](const Array<PrimExpr>& indices) {
+    std::optional<Region> r = RelaxAccess(realize, indices, relax, analyzer);
+    if (!r) {
+      bounded = false;
+      return;
+    }
+    out = out ? JoinRegions(*out, *r, analyzer) : *r;
+  };
+  auto visit = [&](const ObjectRef& n) {
+    if (loads) {
+      if (const auto* l = n.as<BufferLoadNode>()) {
+        if (l->buffer->data.get() == data) join(l->indices);
+      }
+    } else if (const auto* s = n.as<BufferStoreNode>()) {
+      if (s->buffer->data.get() == data) join(s->indices);
+    }
+  };
+  const BlockNode* b = realize->block.get();
+  PostOrderVisit(b->body, visit);
+  if (b->init) PostOrderVisit(*b->init, visit);
+  if (!bounded) return std::nullopt;
+  return out;
+}
+
+Region JoinRegions(const Region& a, const Region& b, arith::Analyzer* analyzer) {
+  Region out;
+  for (size_t d = 0; d < a.size() && d < b.size(); ++d) {
+    auto pick = [&](const PrimExpr& x, const PrimExpr& y, bool lower) -> PrimExpr {
+      if (analyzer->CanProveEqual(x, y)) return x;
+      if (analyzer->CanProve(lower ? x <= y : x >= y)) return x;
+      if (analyzer->CanProve(lower ? y <= x : y >= x)) return y;
+      return analyzer->Simplify(lower ? min(x, y) : max(x, y));
+    };
+    out.emplace_back(pick(a[d].first, b[d].first, true), pick(a[d].second, b[d].second, false));
+  }
+  return out;
+}
+
+PrimExpr BufferReplacer::VisitExpr_(const BufferLoadNode* op) {
+  PrimExpr e = StmtExprMutator::VisitExpr_(op);
+  const auto* l = e.as<BufferLoadNode>();
+  if (!l->buffer.same_as(from_)) return e;
+  return BufferLoad(to_, l->indices);
+}
+
+Stmt BufferReplacer::VisitStmt_(const BufferStoreNode* op) {
+  Stmt s = StmtExprMutator::VisitStmt_(op);
+  const auto* st = s.as<BufferStoreNode>();
+  if (loads_only_ || !st->buffer.same_as(from_)) return s;
+  return WithSpan(BufferStore(to_, st->value, st->indices), op->span);
+}
+
+Stmt BufferReplacer::VisitStmt_(const BlockNode* op) {
+  Stmt s = StmtExprMutator::VisitStmt_(op);
+  const auto* b = s.as<BlockNode>();
+  auto swap = [&](const Array<BufferRegion>& regions) {
+    Array<BufferRegion> out;
+    for (const BufferRegion& r : regions) {
+      out.push_back(r->buffer.same_as(from_) ? BufferRegion(to_, r->region) : r);
+    }
+    return out;
+  };
+  Block out(b->iter_vars, swap(b->reads), loads_only_ ? b->writes : swap(b->writes), b->name_hint,
+            b->body, b->init, b->alloc_buffers, b->match_buffers, b->annotations);
+  return WithSpan(out, op->span);
+}
+
+PrimFunc AllocateIn(const PrimFunc& f, const BlockRealizeNode* scope, const Buffer& buffer) {
+  PrimFunc g = f;
+  if (scope == nullptr) {
+    if (const auto* root = f->body.as<BlockRealizeNode>()) {
+      if (root->block->iter_vars.empty()) scope = root;
+    }
+  }
+  if (scope == nullptr) {
+    Block root({}, {}, {}, "root", f->body, std::nullopt, {buffer});
+    g.CopyOnWrite()->body = BlockRealize({}, Bool(true), root);
+    return g;
+  }
+  const BlockNode* b = scope->block.get();
+  Array<Buffer> allocs = b->alloc_buffers;
+  allocs.push_back(buffer);
+  Block nb(b->iter_vars, b->reads, b->writes, b->name_hint, b->body, b->init, allocs,
+           b->match_buffers, b->annotations);
+  BlockRealize nr(scope->iter_values, scope->predicate, nb);
+  g.CopyOnWrite()->body = ReplaceIn(f->body, GetRef<Stmt>(scope), WithSpan(nr, scope->span));
+  return g;
+}
+
+}  // namespace schedule
+}  // namespace tessel
