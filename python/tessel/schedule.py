@@ -70,6 +70,19 @@ def _raw(x: Any) -> Any:
     raise TypeError(f"expected a BlockRV, LoopRV or ExprRV, got {type(x).__name__}")
 
 
+def _as_expr(x: Any) -> Any:
+    """A Python int or float as an IR constant (int32 / float32); an expression as it is."""
+    from .ir.expr import FloatImm, IntImm
+
+    if isinstance(x, bool):
+        raise TypeError("transform_layout: a bool is not an index or a pad value")
+    if isinstance(x, int):
+        return IntImm("int32", x)
+    if isinstance(x, float):
+        return FloatImm("float32", x)
+    return x
+
+
 def _as_module(mod: Any) -> IRModule:
     if isinstance(mod, IRModule):
         return mod
@@ -218,6 +231,51 @@ class Schedule:
         kind, index = buffer
         return BlockRV(_f("Reindex")(self._sch, _raw(block), str(kind), int(index),
                                      bool(skip_simplify)))
+
+    def transform_layout(self, block: BlockRV, buffer: Any, index_map: Any,
+                         pad_value: Any = None) -> None:
+        """Relays a buffer of ``block``'s function out by ``index_map`` (old indices -> new
+        indices): every access ``buf[idx]`` becomes ``buf[index_map(*idx)]``. ``buffer`` is
+        ``("read"|"write", index)`` or the buffer's name; ``index_map`` a callable (called with
+        int32 Vars) or its text ``"lambda i, j: (j, i)"``. The map must be one-to-one over the
+        buffer's shape; where its image leaves part of the new shape empty, ``pad_value`` (an
+        expression, its text, or a number) fills it. A parameter buffer may be relaid (the
+        function then takes the new layout) but not padded."""
+        kind, index = self._buffer_arg(block, buffer)
+        if isinstance(index_map, str):
+            index_vars, indices = _f("ParseIndexMap")(index_map)
+        elif callable(index_map):
+            import inspect
+
+            from .ir.expr import Var
+
+            names = list(inspect.signature(index_map).parameters)
+            index_vars = [Var(n, "int32") for n in names]
+            out = index_map(*index_vars)
+            indices = list(out) if isinstance(out, (tuple, list)) else [out]
+        else:
+            raise TypeError("transform_layout: index_map must be a callable or its lambda text, "
+                            f"got {type(index_map).__name__}")
+        indices = [_as_expr(x) for x in indices]
+        pad = None
+        if pad_value is not None:
+            if isinstance(pad_value, str):
+                from .text import parse_expr
+
+                pad = parse_expr(pad_value)
+            else:
+                pad = _as_expr(pad_value)
+        _f("TransformLayout")(self._sch, _raw(block), str(kind), int(index), list(index_vars),
+                              indices, pad)
+
+    def _buffer_arg(self, block: BlockRV, buffer: Any) -> Any:
+        """``("read"|"write", index)``, or a buffer's name looked up among the block's reads,
+        then its writes."""
+        if isinstance(buffer, str):
+            found = _f("BufferIndexOf")(self._sch, _raw(block), buffer)
+            return str(found[0]), int(found[1])
+        kind, index = buffer
+        return str(kind), int(index)
 
     def blockize(self, target: LoopRV, preserve_unit_iters: bool = True) -> BlockRV:
         """Makes the subtree under ``target`` one block; returns it."""

@@ -5,6 +5,7 @@
 #define TESSEL_SRC_SCHEDULE_BUFFER_ACCESS_H_
 
 #include <string>
+#include <utility>
 
 #include "schedule/schedule_impl.h"
 #include "transform/block_buffers.h"
@@ -25,6 +26,17 @@ const ir::BlockNode* AllocatingBlock(const ir::PrimFunc& f, const ir::Buffer& bu
 
 // Whether `buffer` is one of the function's parameters (its buffer_map).
 bool IsParamBuffer(const ir::PrimFunc& f, const ir::Buffer& buffer);
+
+// An index map written as Python, "lambda i, j: (j // 4, i, j % 4)": its parameters (int32
+// variables) and its results. ValueError when it is not that form.
+std::pair<ir::Array<ir::Var>, ir::Array<ir::PrimExpr>> ParseIndexMap(const std::string& text);
+// ("read"|"write", index) of the buffer named `name` among `block`'s reads, then its writes; a
+// ScheduleError of `primitive` when the block accesses no buffer of that name.
+ir::Array<tvm::ffi::Any> BufferIndexOf(ScheduleNode* sch, const std::string& primitive,
+                                       const RV& block, const std::string& name);
+
+// The inverse: the text that ParseIndexMap reads back to the same map.
+std::string IndexMapText(const ir::Array<ir::Var>& vars, const ir::Array<ir::PrimExpr>& exprs);
 
 }  // namespace schedule
 }  // namespace tessel

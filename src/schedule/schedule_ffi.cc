@@ -3,6 +3,7 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 
+#include "schedule/buffer_access.h"
 #include "schedule/schedule_impl.h"
 
 namespace tessel {
@@ -72,6 +73,22 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("tessel.schedule.Reindex",
            [](const S& s, const RV& b, const String& type, int64_t i, bool skip_simplify) {
              return s.mut()->Reindex(b, type, i, skip_simplify);
+           })
+      .def("tessel.schedule.TransformLayout",
+           [](const S& s, const RV& b, const String& type, int64_t i, const Array<ir::Var>& vars,
+              const Array<ir::PrimExpr>& indices, tvm::ffi::Optional<ir::PrimExpr> pad) {
+             std::optional<ir::PrimExpr> p;
+             if (pad) p = *pad;
+             s.mut()->TransformLayout(b, type, i, vars, indices, p);
+           })
+      .def("tessel.schedule.BufferIndexOf",
+           [](const S& s, const RV& b, const String& name) {
+             return BufferIndexOf(s.mut(), "transform_layout", b, name);
+           })
+      .def("tessel.schedule.ParseIndexMap",
+           [](const String& text) {
+             auto parsed = ParseIndexMap(text);
+             return Array<Any>{parsed.first, parsed.second};
            })
       .def("tessel.schedule.Blockize",
            [](const S& s, const RV& l, bool preserve) { return s.mut()->Blockize(l, preserve); })

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "schedule/buffer_access.h"
 #include "schedule/schedule_impl.h"
 
 namespace tessel {
@@ -20,8 +21,17 @@ using ir::PrimExpr;
 
 namespace {
 
+// A string literal that Python and JSON both read back to `s`. JSON's optional escape of '/' is
+// undone: Python would keep the backslash (i \/\/ 4 for i // 4).
 std::string Quote(const std::string& s) {
-  return std::string(json::Stringify(tvm::ffi::String(s)));
+  std::string q = json::Stringify(tvm::ffi::String(s));
+  std::string out;
+  for (size_t i = 0; i < q.size(); ++i) {
+    if (q[i] == '\\' && i + 1 < q.size() && q[i + 1] == '/') continue;
+    if (q[i] == '\\' && i + 1 < q.size()) out += q[i++];
+    out += q[i];
+  }
+  return out;
 }
 
 // A value as Python source.
@@ -210,6 +220,22 @@ const std::map<std::string, Primitive>& Primitives() {
           Array<Any> buffer = in[1].cast<Array<Any>>();
           return std::vector<RV>{s->Reindex(in[0].cast<RV>(), buffer[0].cast<String>(),
                                             buffer[1].cast<int64_t>(), in[2].cast<bool>())};
+        }}},
+      {"transform_layout",
+       {{"block", "buffer", "index_map", "pad_value"},
+        [](ScheduleNode* s, const std::vector<Any>& in) {
+          Array<Any> buffer = in[1].cast<Array<Any>>();
+          auto map = ParseIndexMap(in[2].cast<String>());
+          std::optional<PrimExpr> pad;
+          // JSON keeps an integer constant as a number.
+          if (auto e = in[3].try_cast<PrimExpr>()) {
+            pad = *e;
+          } else if (auto i = in[3].try_cast<int64_t>()) {
+            pad = ir::MakeConst(ir::DataType::Int(32), *i);
+          }
+          s->TransformLayout(in[0].cast<RV>(), buffer[0].cast<String>(), buffer[1].cast<int64_t>(),
+                             map.first, map.second, pad);
+          return std::vector<RV>{};
         }}},
       {"blockize",
        {{"target", "preserve_unit_iters"},

@@ -414,3 +414,107 @@ def test_reindex_write_after_a_non_dividing_split_is_refused_then_fine_without_p
     sch.reindex(c, ("read", 0))
     run_conv(sch.mod, 1)
     replays(sch, src)
+
+
+# ---- transform_layout ----
+
+@pytest.mark.parametrize("index_map,shape,access", [
+    (lambda i, j: (j, i), (12, 16), "B[vj, vi]"),
+    ("lambda i, j: (i // 4, j, i % 4)", (4, 12, 4), "B[vi // 4, vj, vi % 4]"),
+    (lambda i, j: (i * 12 + j,), (192,), "B[vi * 12 + vj]"),
+    (lambda i, j: (j // 4, i, j % 4), (3, 16, 4), "B[vj // 4, vi, vj % 4]"),
+])
+def test_transform_layout_of_an_intermediate(index_map, shape, access):
+    sch = tessel.Schedule(TWO)
+    sch.transform_layout(sch.get_block("B"), ("write", 0), index_map)
+    assert alloc_shape(sch, "B") == shape
+    t = text(sch)
+    assert access + " = A[vi, vj] * T.float32(2)" in t
+    assert "C[vi_1, vj_1] = " + access.replace("vi", "vi_1").replace("vj", "vj_1") in t
+    assert 'sch.transform_layout(block=b0, buffer=["write", 0], index_map="lambda i, j: (' in (
+        sch.trace.as_python())
+    run_two(sch.mod)
+    replays(sch, TWO)
+
+
+def test_transform_layout_names_the_buffer_and_relays_a_parameter():
+    sch = tessel.Schedule(TWO)
+    # A parameter: the function then takes A in the new layout, (12, 16) transposed.
+    sch.transform_layout(sch.get_block("B"), "A", lambda i, j: (j, i))
+    t = text(sch)
+    assert 'A: T.Buffer((12, 16), "float32")' in t and "A[vj, vi] * T.float32(2)" in t
+    assert 'buffer=["read", 0]' in sch.trace.as_python()
+    a = rng.standard_normal((16, 12)).astype("float32")
+    c = np.full((16, 12), np.nan, "float32")
+    run(sch.mod, "two", np.ascontiguousarray(a.T), c)
+    np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+    replays(sch, TWO)
+
+
+@pytest.mark.parametrize("pad_value,fill", [("T.float32(0)", "T.float32(0)"), (0, "T.float32(0)"),
+                                            (-1.5, "T.float32(-1.5)")])
+def test_transform_layout_with_padding(pad_value, fill):
+    sch = tessel.Schedule(TWO)
+    sch.transform_layout(sch.get_block("B"), ("write", 0), "lambda i, j: (i, j // 5, j % 5)",
+                         pad_value=pad_value)
+    assert alloc_shape(sch, "B") == (16, 3, 5)  # 12 = 2 * 5 + 2: three padded columns per row
+    t = text(sch)
+    assert 'with T.sblock("B_pad"):' in t and "B[v0, v1, v2] = " + fill in t
+    assert t.index('T.sblock("B_pad")') < t.index('T.sblock("B")')
+    assert "pad_value=" in sch.trace.as_python()
+    run_two(sch.mod)
+    replays(sch, TWO)
+
+
+@pytest.mark.parametrize("buffer,index_map,pad,message", [
+    (("write", 0), lambda i, j: (i // 2, j), None,
+     r"the index map lambda i, j: \(i // 2, j\) is not one-to-one over B's shape"),
+    (("write", 0), lambda i, j: (i, j // 5, j % 5), None,
+     r"the image of B's shape under .* does not fill the new shape \(16, 3, 5\); give pad_value"),
+    (("read", 0), lambda i, j: (i, j // 5, j % 5), 0,
+     "A is a parameter: its padding would be the caller's"),
+    (("write", 0), lambda i, j: (i + 1, j), None, r"new index 0 \(i \+ 1\) starts at 1"),
+    (("write", 0), lambda i: (i,), None, "takes 1 indices; B has 2 dimensions"),
+    (("write", 1), lambda i, j: (j, i), None, "buffer index 1 is out of range"),
+    ("D", lambda i, j: (j, i), None, 'block "B" accesses no buffer named D'),
+    (("write", 0), "lambda i, i: (i, i)", None, "names the parameter i twice"),
+])
+def test_transform_layout_refusals(buffer, index_map, pad, message):
+    sch = tessel.Schedule(TWO)
+    before = sch.mod
+    with pytest.raises((tessel.ScheduleError, ValueError), match=message):
+        sch.transform_layout(sch.get_block("B"), buffer, index_map, pad_value=pad)
+    ir.assert_structural_equal(sch.mod, before)
+
+
+def test_transform_layout_of_a_matmul_output_after_a_split():
+    src = """
+@T.prim_func
+def mm(A: T.Buffer((32, 16), "float32"), B: T.Buffer((16, 24), "float32"),
+       C: T.Buffer((32, 24), "float32")):
+    T.func_attr({"global_symbol": "mm"})
+    Y = T.alloc_buffer((32, 24), "float32")
+    for i, j, k in T.grid(32, 24, 16):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(32, 24):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = Y[vi, vj] * T.float32(2)
+"""
+    sch = tessel.Schedule(src)
+    y = sch.get_block("Y")
+    i, j, k = sch.get_loops(y)
+    sch.split(j, [None, 8])
+    sch.transform_layout(y, ("write", 0), lambda i, j: (j // 8, i, j % 8))
+    sch.reindex(y, ("read", 0))
+    assert alloc_shape(sch, "Y") == (3, 32, 8)
+    a = rng.standard_normal((32, 16)).astype("float32")
+    b = rng.standard_normal((16, 24)).astype("float32")
+    c = np.full((32, 24), np.nan, "float32")
+    run(sch.mod, "mm", a, b, c)
+    np.testing.assert_allclose(c, 2 * (a @ b), rtol=1e-4, atol=1e-4)
+    replays(sch, src)
