@@ -452,3 +452,173 @@ def test_rfactor_under_a_shared_loop():
     np.testing.assert_allclose(b, a.sum(1), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(c, a.sum(1), rtol=1e-5, atol=1e-5)
     replays(sch, TWO_REDUCTIONS)
+
+
+# ---- blockize ----
+
+MATMUL32 = """
+@T.prim_func
+def mm(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
+       C: T.Buffer((32, 32), "float32")):
+    T.func_attr({"global_symbol": "mm"})
+    for i, j, k in T.grid(32, 32, 32):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+# What TVM 0.27 gives for split i, j by 8 and k by 4, reorder(i0, j0, k0, i1, j1, k1), blockize(i1).
+MATMUL32_BLOCKIZED = """
+@T.prim_func
+def mm(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
+       C: T.Buffer((32, 32), "float32")):
+    T.func_attr({"global_symbol": "mm"})
+    for i_0, j_0, k_0 in T.grid(4, 4, 8):
+        with T.block("C_o"):
+            vi_o, vj_o, vk_o = T.axis.remap("SSR", [i_0, j_0, k_0])
+            T.reads(A[vi_o * 8:vi_o * 8 + 8, vk_o * 4:vk_o * 4 + 4],
+                    B[vk_o * 4:vk_o * 4 + 4, vj_o * 8:vj_o * 8 + 8])
+            T.writes(C[vi_o * 8:vi_o * 8 + 8, vj_o * 8:vj_o * 8 + 8])
+            with T.init():
+                for i_1, j_1 in T.grid(8, 8):
+                    with T.block("C_init"):
+                        vi_i_init, vj_i_init = T.axis.remap("SS", [i_1, j_1])
+                        T.reads()
+                        T.writes(C[vi_o * 8 + vi_i_init, vj_o * 8 + vj_i_init])
+                        C[vi_o * 8 + vi_i_init, vj_o * 8 + vj_i_init] = T.float32(0)
+            for i_1, j_1, k_1 in T.grid(8, 8, 4):
+                with T.block("C"):
+                    vi_i, vj_i, vk_i = T.axis.remap("SSR", [i_1, j_1, k_1])
+                    C[vi_o * 8 + vi_i, vj_o * 8 + vj_i] = (C[vi_o * 8 + vi_i, vj_o * 8 + vj_i]
+                        + A[vi_o * 8 + vi_i, vk_o * 4 + vk_i] * B[vk_o * 4 + vk_i, vj_o * 8 + vj_i])
+"""
+
+
+def run_mm(mod):
+    a = rng.standard_normal((32, 32)).astype("float32")
+    b = rng.standard_normal((32, 32)).astype("float32")
+    c = np.full((32, 32), np.nan, "float32")
+    run(mod, "mm", a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-4)
+
+
+def tile_mm(sch):
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 8])
+    k0, k1 = sch.split(k, [None, 4])
+    return i0, i1, j0, j1, k0, k1
+
+
+def test_blockize_a_matmul_tile_with_an_outer_reduction_part():
+    sch = tessel.Schedule(MATMUL32)
+    i0, i1, j0, j1, k0, k1 = tile_mm(sch)
+    sch.reorder(i0, j0, k0, i1, j1, k1)
+    outer = sch.blockize(i1)
+    same_as(sch, MATMUL32_BLOCKIZED)
+    assert len(sch.get_loops(outer)) == 3 and len(sch.get_loops(sch.get_block("C"))) == 3
+    assert "sch.blockize(target=l" in sch.trace.as_python() or "sch.blockize(loop=l" in sch.trace.as_python()
+    run_mm(sch.mod)
+    replays(sch, MATMUL32)
+    # The outer block schedules like any other: its loops parallelize.
+    sch.parallel(sch.fuse(i0, j0))
+    run_mm(sch.mod)
+    replays(sch, MATMUL32)
+
+
+def test_blockize_a_tile_that_holds_the_whole_reduction():
+    sch = tessel.Schedule(MATMUL32)
+    i0, i1, j0, j1, k0, k1 = tile_mm(sch)
+    sch.reorder(i0, j0, i1, j1, k0, k1)
+    sch.blockize(i1)
+    text = tessel.as_text(sch.mod)
+    # The reduction is entirely inside: the outer reduction iterator has extent 1, bound to 0.
+    assert "vk_o = T.axis.reduce(1, 0)" in text
+    assert "vk_i = T.axis.reduce(32, k_0 * 4 + k_1)" in text
+    run_mm(sch.mod)
+    replays(sch, MATMUL32)
+
+
+ELEMENTWISE = """
+@T.prim_func
+def ew(A: T.Buffer((32, 16), "float32"), C: T.Buffer((32, 16), "float32")):
+    T.func_attr({"global_symbol": "ew"})
+    for i, j in T.grid(32, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] + T.float32(1)
+"""
+
+
+def run_ew(mod):
+    a = rng.standard_normal((32, 16)).astype("float32")
+    c = np.full((32, 16), np.nan, "float32")
+    run(mod, "ew", a, c)
+    np.testing.assert_allclose(c, a + 1, rtol=1e-6)
+
+
+def test_blockize_the_whole_nest_and_an_inner_loop():
+    sch = tessel.Schedule(ELEMENTWISE)
+    i, j = sch.get_loops(sch.get_block("C"))
+    sch.blockize(i)
+    text = tessel.as_text(sch.mod)
+    assert "vi_o = T.axis.spatial(1, 0)" in text and 'T.sblock("C_o")' in text
+    assert "C[vi_i, vj_i] = A[vi_i, vj_i] + T.float32(1)" in text
+    run_ew(sch.mod)
+    replays(sch, ELEMENTWISE)
+    sch = tessel.Schedule(ELEMENTWISE)
+    i, j = sch.get_loops(sch.get_block("C"))
+    sch.blockize(j)
+    text = tessel.as_text(sch.mod)
+    assert "vi_o = T.axis.spatial(32, i)" in text and "vj_o = T.axis.spatial(1, 0)" in text
+    assert "T.reads(A[vi_o, 0:16])" in text and "C[vi_o, vj_i] = A[vi_o, vj_i]" in text
+    run_ew(sch.mod)
+    replays(sch, ELEMENTWISE)
+
+
+def test_blockize_the_reduction_loop_and_a_predicated_tile():
+    sch = tessel.Schedule(MATMUL32)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.blockize(k)  # the outer block is the whole reduction of one element
+    text = tessel.as_text(sch.mod)
+    assert "vk_o = T.axis.reduce(1, 0)" in text and "C[vi_o, vj_o] = T.float32(0)" in text
+    run_mm(sch.mod)
+    replays(sch, MATMUL32)
+    sch = tessel.Schedule(MATMUL32)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 5])  # 35 > 32: a predicate, kept on the inner block and the init
+    sch.reorder(i0, j, i1, k)
+    sch.blockize(i1)
+    assert tessel.as_text(sch.mod).count("T.where(") == 2
+    run_mm(sch.mod)
+    replays(sch, MATMUL32)
+
+
+def test_blockize_refusals():
+    sch = tessel.Schedule(TWO_REDUCTIONS)
+    (i,) = sch.get_loops(sch.get_block("B"))[:1]
+    before = sch.mod
+    with pytest.raises(tessel.ScheduleError,
+                       match="blockize: the loop i holds 2 blocks; blockize of more than one"):
+        sch.blockize(i)
+    ir.assert_structural_equal(sch.mod, before)
+    # A fused loop split across the boundary: j_k_fused // 32 above, % 32 ... all one loop.
+    sch = tessel.Schedule(ELEMENTWISE)
+    i, j = sch.get_loops(sch.get_block("C"))
+    f = sch.fuse(i, j)
+    f0, f1 = sch.split(f, [None, 24])  # 24 does not divide 16: vj mixes f0 and f1
+    with pytest.raises(tessel.ScheduleError,
+                       match="splits an iterator fused from loops above and below i_j_fused_1"):
+        sch.blockize(f1)
+    # Tiles that overlap: the outer scale 4 is not a multiple of the inner extent 8.
+    src = ELEMENTWISE.replace('vi, vj = T.axis.remap("SS", [i, j])',
+                              'vi = T.axis.spatial(32, i)\n            vj = T.axis.spatial(16, j)')
+    sch = tessel.Schedule(src.replace("for i, j in T.grid(32, 16):",
+                                      "for i, j0, j1 in T.grid(32, 2, 8):").replace(
+        "T.axis.spatial(16, j)", "T.axis.spatial(16, j0 * 4 + j1)"))
+    _, _, j1 = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tessel.ScheduleError,
+                       match="blockize: the binding j0 \\* 4 \\+ j1 of vj does not divide"):
+        sch.blockize(j1)
