@@ -231,7 +231,17 @@ class ExprEmitter : public ExprFunctor<std::string(const PrimExpr&)> {
   std::string VisitExpr_(const BroadcastNode* op) override {
     DataType elem = op->value.dtype();
     std::string name = "tsl_bcast_" + VecSuffix(op->dtype);
-    cg_->vec_->PerLane(name, op->dtype, {elem}, "a");
+    if (op->dtype.is_bool()) {
+      cg_->vec_->PerLane(name, op->dtype, {elem}, "a");
+    } else {
+      // One initializer, not a per-lane loop: GCC turns the loop into one masked broadcast per
+      // lane, the initializer into a single vbroadcastss.
+      std::string vt = cg_->vec_->Type(op->dtype);
+      std::string init;
+      for (int k = 0; k < op->dtype.lanes(); ++k) init += k ? ", a" : "a";
+      cg_->vec_->Helper(name, "TSL_HELPER " + vt + " " + name + "(" + CType(elem) +
+                                  " a) {\n  return (" + vt + "){" + init + "};\n}\n");
+    }
     return name + "(" + VisitExpr(op->value) + ")";
   }
 
