@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "schedule/schedule_impl.h"
+#include "transform/block_buffers.h"
 
 namespace tessel {
 namespace schedule {
@@ -14,13 +15,6 @@ namespace schedule {
 using namespace ir;  // NOLINT(build/namespaces)
 
 namespace {
-
-void AddOnce(std::vector<Buffer>* out, const Buffer& b) {
-  for (const Buffer& x : *out) {
-    if (x->data.same_as(b->data)) return;
-  }
-  out->push_back(b);
-}
 
 class ScopeRealizeCollector : public StmtExprVisitor {
  public:
@@ -66,28 +60,7 @@ class EnclosingFinder : public StmtExprVisitor {
 }  // namespace
 
 BlockBuffers AccessedBuffers(const BlockNode* block) {
-  BlockBuffers out;
-  if (!block->reads.empty() || !block->writes.empty()) {
-    for (const BufferRegion& r : block->reads) AddOnce(&out.reads, r->buffer);
-    for (const BufferRegion& r : block->writes) AddOnce(&out.writes, r->buffer);
-    return out;
-  }
-  std::vector<Buffer> loads;
-  // Program order: the store's value and indices come before the store itself.
-  auto visit = [&](const Stmt& s) {
-    PostOrderVisit(s, [&](const ObjectRef& n) {
-      if (const auto* l = n.as<BufferLoadNode>()) AddOnce(&loads, l->buffer);
-      if (const auto* st = n.as<BufferStoreNode>()) AddOnce(&out.writes, st->buffer);
-    });
-  };
-  if (block->init) visit(*block->init);
-  visit(block->body);
-  for (const Buffer& b : loads) {
-    bool written = false;
-    for (const Buffer& w : out.writes) written = written || w->data.same_as(b->data);
-    if (!written) out.reads.push_back(b);
-  }
-  return out;
+  return {transform::BlockBuffers(block, false), transform::BlockBuffers(block, true)};
 }
 
 std::vector<ScopedRealize> ScopeRealizes(const Stmt& stmt) {

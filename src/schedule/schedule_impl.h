@@ -101,9 +101,9 @@ std::vector<const ir::BlockRealizeNode*> ChildRealizes(const ir::Stmt& stmt);
 
 // ---- scopes, accesses and regions (block_scope.cc) ----
 
-// The buffers a block reads and writes, in order: its declared regions when it declares any, else
-// what its body does (loads in order of first appearance, leaving out buffers it also stores, as
-// TVM's region detection does for a reduction's update; stores in order).
+// The buffers a block reads and writes, numbered as transform::BlockBuffers does (declared
+// regions, else loads and stores in order of first access; a block with an init does not count
+// the buffers it stores among its reads, as TVM's region detection).
 struct BlockBuffers {
   std::vector<ir::Buffer> reads, writes;
 };
