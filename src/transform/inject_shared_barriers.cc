@@ -5,6 +5,7 @@
 // what may race with what follows), and whether every path through it passes a barrier. A
 // sequence places a barrier before a child whose exposed accesses conflict with what is pending.
 #include <tessel/arith/analyzer.h>
+#include <tessel/arith/iter_map.h>
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
@@ -12,6 +13,7 @@
 #include <tessel/transform/inject_shared_barriers.h>
 #include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/pass.h>
+#include <tvm/ffi/extra/structural_equal.h>
 
 #include <map>
 #include <set>
@@ -253,6 +255,8 @@ class BarrierInjector {
   Result ProcessFor(const ForNode* op) {
     bool divergent = Divergent(op->min) || Divergent(op->extent);
     if (divergent) divergent_.insert(op->loop_var.get());
+    // The loop's range lets JointOwnerOf bound the thread-independent part of an index.
+    if (!divergent) analyzer_.Bind(op->loop_var, Range(op->min, op->extent), true);
     Result body = LoopBody(op->body);
     if (divergent && ContainsBarrier(body.stmt)) {
       TVM_FFI_THROW(ValueError) << "InjectSharedBarriers: function '" << function_
@@ -367,17 +371,60 @@ class BarrierInjector {
   // The threadIdx variable t when the store's index is g + t, g free of thread-dependent
   // variables and provably a multiple of t's extent; else null.
   const VarNode* OwnerOf(const BufferStoreNode* store) {
-    // With two thread axes, threads that differ only in the other one share addresses.
-    if (thread_extent_.size() != 1 || store->indices.size() != 1) return nullptr;
+    if (thread_extent_.empty() || store->indices.size() != 1) return nullptr;
     const PrimExpr& index = store->indices[0];
     if (index.dtype().lanes() != 1) return nullptr;
-    for (const auto& [t, extent] : thread_extent_) {
-      if (t->dtype != index.dtype() || extent.dtype() != index.dtype()) continue;
-      PrimExpr g = analyzer_.Simplify(sub(index, GetRef<Var>(t)));
-      if (Divergent(g)) continue;
-      if (analyzer_.CanProve(EQ(floormod(g, extent), MakeConst(g.dtype(), 0)))) return t;
+    if (thread_extent_.size() == 1) {
+      for (const auto& [t, extent] : thread_extent_) {
+        if (t->dtype != index.dtype() || extent.dtype() != index.dtype()) continue;
+        PrimExpr g = analyzer_.Simplify(sub(index, GetRef<Var>(t)));
+        if (Divergent(g)) continue;
+        if (analyzer_.CanProve(EQ(floormod(g, extent), MakeConst(g.dtype(), 0)))) return t;
+      }
     }
-    return nullptr;
+    return JointOwnerOf(index);
+  }
+
+  // The index g + h with h a function of all threadIdx variables that is s times a one-to-one
+  // numbering of the threads in [0, E), and g thread-independent with g mod (s * E) in [0, s)
+  // over the enclosing loops: then g + h = q * s * E + r + s * n(thread) with 0 <= r < s, and
+  // two threads never write one address through this store (a cooperative copy's
+  // `f * 1024 + ty * 64 + tx * 4 + v`). The owner is a token per distinct h, so stores with
+  // different thread mappings are not taken as partitioned alike.
+  const VarNode* JointOwnerOf(const PrimExpr& index) {
+    class Zero : public ExprMutator {
+     public:
+      explicit Zero(const std::map<const VarNode*, PrimExpr>& t) : t_(t) {}
+      using ExprMutator::VisitExpr_;
+      PrimExpr VisitExpr_(const VarNode* op) override {
+        return t_.count(op) ? MakeConst(op->dtype, 0) : GetRef<PrimExpr>(op);
+      }
+
+     private:
+      const std::map<const VarNode*, PrimExpr>& t_;
+    } zero(thread_extent_);
+    PrimExpr g = analyzer_.Simplify(zero.VisitExpr(index));
+    if (Divergent(g)) return nullptr;
+    PrimExpr h = analyzer_.Simplify(sub(index, g));
+    tvm::ffi::Map<Var, Range> dom;
+    for (const auto& [t, extent] : thread_extent_) {
+      if (extent.dtype() != t->dtype) return nullptr;
+      dom.Set(GetRef<Var>(t), Range(MakeConst(t->dtype, 0), extent));
+    }
+    arith::IterMapResult m =
+        arith::DetectIterMap({h}, dom, Bool(true), arith::IterMapLevel::kBijective, &analyzer_);
+    if (!m.ok() || m.indices.size() != 1 || m.indices[0]->args.size() != 1) return nullptr;
+    auto base = AsConstInt(m.indices[0]->base);
+    auto scale = AsConstInt(m.indices[0]->args[0]->scale);
+    auto extent = AsConstInt(m.indices[0]->args[0]->extent);
+    if (!base || *base != 0 || !scale || *scale <= 0 || !extent) return nullptr;
+    PrimExpr span = MakeConst(g.dtype(), *scale * *extent);
+    if (!analyzer_.CanProve(LT(floormod(g, span), MakeConst(g.dtype(), *scale)))) return nullptr;
+    for (size_t i = 0; i < owners_.size(); ++i) {
+      if (tvm::ffi::StructuralEqual::Equal(owners_[i].first, h)) return owners_[i].second.get();
+    }
+    owners_.emplace_back(h, Var("thread_owner", h.dtype()));
+    return owners_.back().second.get();
   }
 
   bool Divergent(const PrimExpr& e) const {
@@ -396,6 +443,7 @@ class BarrierInjector {
   std::string function_;
   std::unordered_set<const VarNode*> divergent_;
   std::map<const VarNode*, PrimExpr> thread_extent_;
+  std::vector<std::pair<PrimExpr, Var>> owners_;
   arith::Analyzer analyzer_;
 };
 
