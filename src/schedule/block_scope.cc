@@ -1,6 +1,7 @@
 // What the cache and compute-location primitives share: the buffers a block accesses, the blocks
 // of a scope with their loops, the block enclosing a statement, access regions relaxed over loops,
 // buffer replacement and allocation in a scope.
+#include <tessel/arith/iter_map.h>
 #include <tessel/ir/ops.h>
 #include <tvm/ffi/error.h>
 
@@ -163,6 +164,52 @@ Region JoinRegions(const Region& a, const Region& b, arith::Analyzer* analyzer) 
     out.emplace_back(pick(a[d].first, b[d].first, true), pick(a[d].second, b[d].second, false));
   }
   return out;
+}
+
+bool BindingsCoverDomain(const BlockRealizeNode* realize,
+                         const std::vector<const ForNode*>& loops) {
+  const BlockNode* b = realize->block.get();
+  if (b->iter_vars.empty()) return true;
+  tvm::ffi::Map<Var, Range> dom;
+  for (const ForNode* l : loops) dom.Set(l->loop_var, Range(l->min, l->extent));
+  arith::Analyzer ana;
+  BindLoops(&ana, loops);
+  arith::IterMapResult m = arith::DetectIterMap(realize->iter_values, dom, realize->predicate,
+                                                arith::IterMapLevel::kSurjective, &ana,
+                                                /*simplify_trivial_iterators=*/false);
+  if (!m.ok() || AsConstInt(m.padding_predicate).value_or(1) != 0) return false;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+    const Range& d = b->iter_vars[i]->dom;
+    const arith::IterSumExpr& s = m.indices[i];
+    if (!ana.CanProveEqual(s->base, d->min)) return false;
+    if (s->args.empty()) {
+      if (!ana.CanProveEqual(d->extent, MakeConst(d->extent.dtype(), int64_t{1}))) return false;
+    } else if (s->args.size() != 1 ||
+               !ana.CanProveEqual(s->args[0]->scale, MakeConst(s->dtype, int64_t{1})) ||
+               !ana.CanProveEqual(s->args[0]->extent, d->extent)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ReadsWhatItWrites(const BlockNode* block) {
+  std::vector<const Object*> stored;
+  auto stores = [&](const ObjectRef& n) {
+    if (const auto* st = n.as<BufferStoreNode>()) stored.push_back(st->buffer->data.get());
+  };
+  PostOrderVisit(block->body, stores);
+  if (block->init) PostOrderVisit(*block->init, stores);
+  bool found = false;
+  auto loads = [&](const ObjectRef& n) {
+    if (const auto* l = n.as<BufferLoadNode>()) {
+      found =
+          found || std::find(stored.begin(), stored.end(), l->buffer->data.get()) != stored.end();
+    }
+  };
+  PostOrderVisit(block->body, loads);
+  if (block->init) PostOrderVisit(*block->init, loads);
+  return found;
 }
 
 PrimExpr BufferReplacer::VisitExpr_(const BufferLoadNode* op) {

@@ -192,6 +192,20 @@ RV ScheduleNode::CacheRead(const RV& block, int64_t read_buffer_index, const Str
                   "before compute_at)",
               f, BlockMark(readers[0].realize->block->name_hint));
   }
+  // A write between the copy and a later reader would leave that reader a stale copy.
+  for (size_t i = at + 1; i < stmts.size(); ++i) {
+    for (const ScopedRealize& r : readers) {
+      if (!Holds(stmts[i], r.realize)) continue;
+      for (size_t w = at + 1; w <= i; ++w) {
+        if (!Writes(stmts[w], data)) continue;
+        impl.Fail(std::string(src->name) +
+                      " is written after the copy's place and before block \"" +
+                      std::string(r.realize->block->name_hint) +
+                      "\" reads it, so one copy cannot stand for it",
+                  f, BlockMark(r.realize->block->name_hint));
+      }
+    }
+  }
   std::string name = FreshName(f, std::string(src->name) + "_" + ScopeSuffix(storage_scope));
   Buffer dst = MakeBuffer(name, src->dtype, src->shape, storage_scope);
   BufferReplacer to_copy(src, dst, /*loads_only=*/true);
@@ -268,6 +282,32 @@ RV ScheduleNode::CacheWrite(const RV& block, int64_t write_buffer_index,
                   "[v0, v1, ...]) everywhere, so the region it computes is not known exactly",
               f, mark);
   }
+  // The cache holds nothing before the block writes it: a load of the buffer must come after an
+  // init of the same point, and every point of the domain must be stored (no conditional store,
+  // bindings that visit the whole domain), or the copy back writes what was never computed.
+  bool loads = false, conditional = false;
+  PostOrderVisit(b->body, [&](const ObjectRef& n) {
+    if (const auto* l = n.as<BufferLoadNode>()) loads = loads || l->buffer->data.get() == data;
+    if (const auto* c = n.as<IfThenElseNode>())
+      conditional = conditional || Writes(GetRef<Stmt>(c), data);
+  });
+  if (loads && !b->init) {
+    impl.Fail("block \"" + bname + "\" reads " + std::string(buf->name) +
+                  ", which it writes, and has no init: the cache would be read before it is "
+                  "written",
+              f, mark);
+  }
+  if (conditional) {
+    impl.Fail("block \"" + bname + "\" stores " + std::string(buf->name) +
+                  " under a condition; the copy back would write the points it skips",
+              f, mark);
+  }
+  if (!BindingsCoverDomain(realize, site.loops)) {
+    impl.Fail("the bindings of block \"" + bname +
+                  "\" could not be proved to visit every point of its iterators' domains; the "
+                  "copy back would write points the block never computed",
+              f, mark);
+  }
   region = ClampToShape(region, buf, &ana);
   const BlockRealizeNode* scope = EnclosingBlock(f, realize);
   Stmt scope_body = scope ? scope->block->body : f->body;
@@ -288,12 +328,38 @@ RV ScheduleNode::CacheWrite(const RV& block, int64_t write_buffer_index,
   for (const RV& c : consumer_blocks) {
     BlockSite cs = impl.FindBlock(c);
     std::string cname = cs.realize->block->name_hint;
-    bool after = false;
-    for (size_t i = at + 1; i < stmts.size(); ++i) after = after || Holds(stmts[i], cs.realize);
-    if (!after) {
+    size_t cpos = at + 1;
+    while (cpos < stmts.size() && !Holds(stmts[cpos], cs.realize)) ++cpos;
+    if (cpos == stmts.size()) {
       impl.Fail(
           "consumer block \"" + cname + "\" is not after block \"" + bname + "\" in its scope", f,
           BlockMark(cname));
+    }
+    // The consumer reads the cache instead of the buffer: nothing may write the buffer in
+    // between (the cache would be stale), and it may read only what the block computed.
+    std::vector<Stmt> between(stmts.begin() + at + 1, stmts.begin() + cpos + 1);
+    for (const ScopedRealize& r : ScopeRealizes(MakeSeq(between))) {
+      if (!Writes(GetRef<Stmt>(r.realize), data)) continue;
+      impl.Fail("block \"" + std::string(r.realize->block->name_hint) + "\" writes " +
+                    std::string(buf->name) + " after block \"" + bname +
+                    "\" and before consumer \"" + cname +
+                    "\" reads it; the consumer cannot read the cache",
+                f, BlockMark(r.realize->block->name_hint));
+    }
+    std::vector<const ForNode*> cloops;
+    for (const ScopedRealize& r : ScopeRealizes(stmts[cpos])) {
+      if (r.realize == cs.realize) cloops = r.loops;
+    }
+    std::optional<Region> read = RelaxBlockAccesses(cs.realize, data, true, cloops, &ana);
+    bool inside = read.has_value();
+    for (size_t d = 0; inside && d < read->size(); ++d) {
+      inside = ana.CanProve((*read)[d].first >= region[d].first) &&
+               ana.CanProve((*read)[d].second <= region[d].second);
+    }
+    if (!inside) {
+      impl.Fail("consumer block \"" + cname + "\" could not be proved to read only the part of " +
+                    std::string(buf->name) + " that block \"" + bname + "\" computes",
+                f, BlockMark(cname));
     }
     consumers.push_back(cs.realize);
   }

@@ -102,8 +102,47 @@ void MoveUnder(ScheduleNode* sch, const RV& block, const RV& loop, bool preserve
       }
     }
   }
-  // The blocks of the scope that the moved block feeds (compute_at) or is fed by.
+  // The block is recomputed for the points each iteration of the loop needs, possibly several
+  // times: that gives the same values only when it does not read what it writes (a reduction
+  // restarts from its init), and only points it computed before when its bindings visit its whole
+  // domain.
+  if (ReadsWhatItWrites(b) && (reverse || !b->init)) {
+    impl.Fail("block \"" + bname + "\" reads a buffer it writes" +
+                  (reverse ? "" : " and has no init") +
+                  "; computing a point again would not give the same value",
+              f, mark);
+  }
+  if (!BindingsCoverDomain(realize, site.loops)) {
+    impl.Fail("the bindings of block \"" + bname +
+                  "\" could not be proved to visit every point of its iterators' domains; the new "
+                  "loops would compute points it never computed",
+              f, mark);
+  }
+  // The block's iterations move past every block between its place and the loop: none of those
+  // may write what it reads (compute_at), or read or write what it writes (reverse_compute_at).
   BlockBuffers acc = AccessedBuffers(b);
+  {
+    size_t lo = reverse ? lpos : bpos + 1, hi = reverse ? bpos : lpos + 1;
+    std::vector<Stmt> passed(stmts.begin() + lo, stmts.begin() + hi);
+    for (const Stmt& st : passed) {
+      for (const ScopedRealize& r : ScopeRealizes(st)) {
+        Stmt other = GetRef<Stmt>(r.realize);
+        std::string rname = r.realize->block->name_hint;
+        for (const Buffer& buf : reverse ? acc.writes : acc.reads) {
+          const Object* d = buf->data.get();
+          if (Writes(other, d) || (reverse && Reads(other, d))) {
+            impl.Fail("block \"" + rname + "\" " + (reverse ? "accesses " : "writes ") +
+                          std::string(buf->name) + ", which block \"" + bname + "\" " +
+                          (reverse ? "writes" : "reads") + "; moving \"" + bname +
+                          "\" past it would change what " +
+                          (reverse ? "that block sees" : "it reads"),
+                      f, BlockMark(rname));
+          }
+        }
+      }
+    }
+  }
+  // The blocks of the scope that the moved block feeds (compute_at) or is fed by.
   const std::vector<Buffer>& mine = reverse ? acc.reads : acc.writes;
   std::vector<ScopedRealize> related;
   std::vector<Buffer> links;

@@ -147,6 +147,13 @@ std::optional<Region> RelaxBlockAccesses(const ir::BlockRealizeNode* realize,
 // The smallest region holding both (a min/max expression where the analyzer cannot order ends).
 Region JoinRegions(const Region& a, const Region& b, arith::Analyzer* analyzer);
 
+// Whether the bindings of `realize` under `loops` (its loops, outermost first), restricted by its
+// predicate, are proved to visit every point of its iterators' domains (iterator-map detector).
+bool BindingsCoverDomain(const ir::BlockRealizeNode* realize,
+                         const std::vector<const ir::ForNode*>& loops);
+// Whether the block of `realize` loads a buffer it also stores into (body or init).
+bool ReadsWhatItWrites(const ir::BlockNode* block);
+
 // Replaces buffers in loads, stores and block regions (`loads_only`: only in loads and in read
 // regions).
 class BufferReplacer : public ir::StmtExprMutator {
