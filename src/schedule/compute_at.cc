@@ -4,6 +4,7 @@
 // threads that share it), joined, and mapped back to the moved block's iterators through its own
 // accesses X[v0, v1, ...]. The region is derived from the accesses, so it covers them by
 // construction; where it may leave the block's domain, a predicate keeps the block inside.
+#include <tessel/arith/iter_map.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
 #include <tvm/ffi/error.h>
@@ -23,6 +24,58 @@ namespace {
 bool IsTrue(const PrimExpr& e) {
   auto v = AsConstInt(e);
   return v && *v != 0;
+}
+
+// Whether every store of `data` in the block of `realize` writes each point of `box` as the loops
+// `relax` run: no predicate, no condition around the stores, and the stores' indices (bindings put
+// in) a one-to-one map from the relaxed loops they use onto the box. A bounding box of strided
+// writes fails: a block moved after them would write back points they never produced.
+bool WritesWholeBox(const BlockRealizeNode* realize, const Object* data,
+                    const std::vector<const ForNode*>& relax, const Region& box,
+                    arith::Analyzer* ana) {
+  if (!IsTrue(realize->predicate)) return false;
+  const BlockNode* b = realize->block.get();
+  std::unordered_map<const VarNode*, PrimExpr> bindings;
+  for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+    bindings[b->iter_vars[i]->var.get()] = realize->iter_values[i];
+  }
+  VarSubstituter subst(bindings);
+  bool ok = true, any = false;
+  auto check = [&](const ObjectRef& n) {
+    if (n.as<IfThenElseNode>()) ok = false;
+    const auto* st = n.as<BufferStoreNode>();
+    if (st == nullptr || st->buffer->data.get() != data || !ok) return;
+    any = true;
+    Array<PrimExpr> idx;
+    for (const PrimExpr& e : st->indices) idx.push_back(subst.VisitExpr(e));
+    tvm::ffi::Map<Var, Range> dom;
+    for (const ForNode* l : relax) {
+      bool used = false;
+      for (const PrimExpr& e : idx) used = used || UsesAny(e, {l->loop_var.get()});
+      if (used) dom.Set(l->loop_var, Range(l->min, l->extent));
+    }
+    arith::IterMapResult m =
+        arith::DetectIterMap(idx, dom, Bool(true), arith::IterMapLevel::kBijective, ana);
+    if (!m.ok() || m.indices.size() != box.size()) {
+      ok = false;
+      return;
+    }
+    for (size_t d = 0; d < box.size() && ok; ++d) {
+      const arith::IterSumExpr& sum = m.indices[d];
+      PrimExpr extent = box[d].second - box[d].first + 1;
+      ok = ana->CanProveEqual(sum->base, box[d].first);
+      if (sum->args.empty()) {
+        ok = ok && ana->CanProveEqual(extent, MakeConst(extent.dtype(), int64_t{1}));
+      } else {
+        ok = ok && sum->args.size() == 1 &&
+             ana->CanProveEqual(sum->args[0]->scale, MakeConst(sum->dtype, int64_t{1})) &&
+             ana->CanProveEqual(sum->args[0]->extent, extent);
+      }
+    }
+  };
+  PostOrderVisit(b->body, check);
+  if (b->init) PostOrderVisit(*b->init, check);
+  return ok && any;
 }
 
 bool HoldsNode(const Stmt& stmt, const Object* node) {
@@ -207,6 +260,22 @@ void MoveUnder(ScheduleNode* sch, const RV& block, const RV& loop, bool preserve
                 f, BlockMark(r.realize->block->name_hint));
     }
     region = region ? JoinRegions(*region, *one, &ana) : *one;
+  }
+  // A consumer moved under the loop consumes the whole box, so the producers there must write
+  // all of it.
+  for (const ScopedRealize& r : related) {
+    if (!reverse) break;
+    size_t at = std::find(r.loops.begin(), r.loops.end(), target) - r.loops.begin();
+    std::vector<const ForNode*> relax(r.loops.begin() + at + 1, r.loops.end());
+    if (!WritesWholeBox(r.realize, data, relax, *region, &ana)) {
+      std::string rname = r.realize->block->name_hint;
+      impl.Fail("could not prove that block \"" + rname +
+                    "\" writes every element of the region of " + std::string(link->name) +
+                    " that \"" + bname + "\" would read under loop " + lname +
+                    " (a predicate, a condition, or strided writes whose bounding box has "
+                    "holes)",
+                f, BlockMark(rname));
+    }
   }
   // The moved block's own accesses of the buffer say which iterator each dimension is.
   std::vector<const VarNode*> dims;

@@ -952,3 +952,24 @@ def test_compaction_leaves_a_storage_aligned_buffer_alone():
     c = np.full((16, 8), np.nan, "float32")
     run(sch.mod, "rows", a, c)
     np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+
+
+def test_reverse_compute_at_refuses_a_strided_tile_whose_box_has_holes():
+    # Each iteration of the middle split writes columns j_0*8 + 2*j + {0, 1, 4, 5}: the bounding
+    # box has holes that another iteration writes, so a copy-back over the box would write values
+    # never computed here.
+    sch = tessel.Schedule(MATMUL)
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    j0, jo, j1, ji = sch.split(j, [None, 2, 2, 2])
+    sch.reorder(i, j0, j1, k, jo, ji)
+    cw = sch.cache_write(b, 0, "local")
+    refused(sch, lambda: sch.reverse_compute_at(cw, j1),
+            r"could not prove that block \"C\" writes every element of the region of C_local")
+    # Under j_0 the tile is dense again, and the result is right.
+    sch.reverse_compute_at(cw, j0)
+    a = np.random.default_rng(1).standard_normal((64, 48)).astype("float32")
+    bb = np.random.default_rng(2).standard_normal((48, 40)).astype("float32")
+    c = np.full((64, 40), np.nan, "float32")
+    run(sch.mod, "matmul", a, bb, c)
+    np.testing.assert_allclose(c, a @ bb, rtol=1e-5, atol=1e-4)
