@@ -26,14 +26,16 @@ bool IsTrue(const PrimExpr& e) {
   return v && *v != 0;
 }
 
-// Whether every store of `data` in the block of `realize` writes each point of `box` as the loops
-// `relax` run: no predicate, no condition around the stores, and the stores' indices (bindings put
-// in) a one-to-one map from the relaxed loops they use onto the box. A bounding box of strided
-// writes fails: a block moved after them would write back points they never produced.
+// Whether the stores of `data` in the block of `realize` write, as the loops `relax` run, every
+// point of `box` that lies in `domain` (the moved block's iterator domains, which its predicate
+// keeps it in): no condition around the stores, the stores' indices (bindings put in) a
+// one-to-one map from the relaxed loops they use onto the box, and the block's predicate, if
+// any, proved equivalent to "the indices lie in `domain`" (what a non-dividing split leaves). A
+// bounding box of strided writes fails: a block moved after them would write back points they
+// never produced.
 bool WritesWholeBox(const BlockRealizeNode* realize, const Object* data,
                     const std::vector<const ForNode*>& relax, const Region& box,
-                    arith::Analyzer* ana) {
-  if (!IsTrue(realize->predicate)) return false;
+                    const Region& domain, arith::Analyzer* ana) {
   const BlockNode* b = realize->block.get();
   std::unordered_map<const VarNode*, PrimExpr> bindings;
   for (size_t i = 0; i < b->iter_vars.size(); ++i) {
@@ -59,6 +61,14 @@ bool WritesWholeBox(const BlockRealizeNode* realize, const Object* data,
     if (!m.ok() || m.indices.size() != box.size()) {
       ok = false;
       return;
+    }
+    if (!IsTrue(realize->predicate)) {
+      PrimExpr inside = Bool(true);
+      for (size_t d = 0; d < idx.size() && d < domain.size(); ++d) {
+        inside = inside && idx[d] >= domain[d].first && idx[d] <= domain[d].second;
+      }
+      PrimExpr pred = subst.VisitExpr(realize->predicate);
+      ok = ana->CanProve(!pred || inside) && ana->CanProve(!inside || pred);
     }
     for (size_t d = 0; d < box.size() && ok; ++d) {
       const arith::IterSumExpr& sum = m.indices[d];
@@ -261,22 +271,6 @@ void MoveUnder(ScheduleNode* sch, const RV& block, const RV& loop, bool preserve
     }
     region = region ? JoinRegions(*region, *one, &ana) : *one;
   }
-  // A consumer moved under the loop consumes the whole box, so the producers there must write
-  // all of it.
-  for (const ScopedRealize& r : related) {
-    if (!reverse) break;
-    size_t at = std::find(r.loops.begin(), r.loops.end(), target) - r.loops.begin();
-    std::vector<const ForNode*> relax(r.loops.begin() + at + 1, r.loops.end());
-    if (!WritesWholeBox(r.realize, data, relax, *region, &ana)) {
-      std::string rname = r.realize->block->name_hint;
-      impl.Fail("could not prove that block \"" + rname +
-                    "\" writes every element of the region of " + std::string(link->name) +
-                    " that \"" + bname + "\" would read under loop " + lname +
-                    " (a predicate, a condition, or strided writes whose bounding box has "
-                    "holes)",
-                f, BlockMark(rname));
-    }
-  }
   // The moved block's own accesses of the buffer say which iterator each dimension is.
   std::vector<const VarNode*> dims;
   bool bare = true;
@@ -308,6 +302,30 @@ void MoveUnder(ScheduleNode* sch, const RV& block, const RV& loop, bool preserve
                   " at distinct iterators (" + std::string(link->name) +
                   "[v0, v1, ...]) everywhere, so the iterations that give the region are not known",
               f, mark);
+  }
+  // A consumer moved under the loop consumes the whole box, so the producers there must write
+  // all of it.
+  Region domain;
+  for (const VarNode* v : dims) {
+    for (const IterVar& iv : b->iter_vars) {
+      if (iv->var.get() != v) continue;
+      domain.emplace_back(iv->dom->min, ana.Simplify(iv->dom->min + iv->dom->extent - 1));
+    }
+  }
+  for (const ScopedRealize& r : related) {
+    if (!reverse) break;
+    size_t at = std::find(r.loops.begin(), r.loops.end(), target) - r.loops.begin();
+    std::vector<const ForNode*> relax(r.loops.begin() + at + 1, r.loops.end());
+    BindLoops(&ana, relax);
+    if (!WritesWholeBox(r.realize, data, relax, *region, domain, &ana)) {
+      std::string rname = r.realize->block->name_hint;
+      impl.Fail("could not prove that block \"" + rname +
+                    "\" writes every element of the region of " + std::string(link->name) +
+                    " that \"" + bname + "\" would read under loop " + lname +
+                    " (a condition, a predicate other than the bounds of its domain, or strided "
+                    "writes whose bounding box has holes)",
+                f, BlockMark(rname));
+    }
   }
   // The new loops: one per iterator over its part of the region (the whole domain for an
   // iterator the buffer does not index), dropped when of extent 1 unless asked to keep it.

@@ -973,3 +973,53 @@ def test_reverse_compute_at_refuses_a_strided_tile_whose_box_has_holes():
     c = np.full((64, 40), np.nan, "float32")
     run(sch.mod, "matmul", a, bb, c)
     np.testing.assert_allclose(c, a @ bb, rtol=1e-5, atol=1e-4)
+
+
+def test_reverse_compute_at_after_non_dividing_splits():
+    # The split's predicate keeps the producer inside C's domain; the moved copy-back gets the
+    # same bound as its own predicate, so it reads exactly what was written.
+    sch = tessel.Schedule(MATMUL_ODD)
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    i0, i1 = sch.split(i, [None, 16])
+    j0, j1 = sch.split(j, [None, 8])
+    sch.reorder(i0, j0, k, i1, j1)
+    cw = sch.cache_write(b, 0, "local")
+    sch.reverse_compute_at(cw, j0)
+    assert "T.where" in str(sch.mod).split('T.sblock("C_local")')[1]
+    a = np.random.default_rng(3).standard_normal((60, 20)).astype("float32")
+    bb = np.random.default_rng(4).standard_normal((20, 50)).astype("float32")
+    c = np.full((60, 50), np.nan, "float32")
+    run(sch.mod, "matmul", a, bb, c)
+    np.testing.assert_allclose(c, a @ bb, rtol=1e-5, atol=1e-4)
+    replays(sch, MATMUL_ODD)
+
+
+PREDICATED = """
+@T.prim_func
+def matmul(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 40), "float32"),
+           C: T.Buffer((64, 40), "float32")):
+    T.func_attr({"global_symbol": "matmul"})
+    C_local = T.alloc_buffer((64, 40), "float32", scope="local")
+    for i_0, j, k, i_1 in T.grid(4, 40, 48, 16):
+        with T.block("C"):
+            vi = T.axis.spatial(64, i_0 * 16 + i_1)
+            vj, vk = T.axis.remap("SR", [j, k])
+            T.where(i_1 < 15)
+            with T.init():
+                C_local[vi, vj] = T.float32(0)
+            C_local[vi, vj] = C_local[vi, vj] + A[vi, vk] * B[vk, vj]
+    for ax0, ax1 in T.grid(64, 40):
+        with T.block("C_local"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            C[v0, v1] = C_local[v0, v1]
+"""
+
+
+def test_reverse_compute_at_refuses_a_predicate_that_is_not_the_domain_bound():
+    # The user's predicate drops every 16th row: those rows were never computed, so a copy-back
+    # moved under i_0 must not be allowed to read them.
+    sch = tessel.Schedule(PREDICATED)
+    i0 = sch.get_loops(sch.get_block("C"))[0]
+    refused(sch, lambda: sch.reverse_compute_at(sch.get_block("C_local"), i0),
+            r"a predicate other than the bounds of its domain")
