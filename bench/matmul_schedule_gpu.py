@@ -31,7 +31,7 @@ BM = BN = 128
 BK = 16
 
 SCHEDULE = """
-b = sch.get_block("C")
+b = sch.get_block("C") if hasattr(sch, "get_block") else sch.get_sblock("C")
 i, j, k = sch.get_loops(b)
 bi, ty, ii = sch.split(i, [None, 16, 8])
 bj, tx, ji = sch.split(j, [None, 16, 8])
