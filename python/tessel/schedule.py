@@ -156,6 +156,17 @@ class Schedule:
         """The blocks of the same scope after ``block`` that read a buffer it writes."""
         return [BlockRV(r) for r in _f("GetConsumers")(self._sch, _raw(block))]
 
+    def block_facts(self, block: BlockRV) -> dict:
+        """What the analyzer establishes about ``block``: ``affine_binding``, ``region_cover``
+        and ``stage_pipeline``, each "yes", "no" (refuted) or "unknown" (could not be proved
+        either way), and ``why_not``. Cached per version of the function; not traced."""
+        return {str(k): str(v) for k, v in _f("BlockFacts")(self._sch, _raw(block)).items()}
+
+    @property
+    def block_facts_computed(self) -> int:
+        """How many times block facts were computed rather than taken from the cache."""
+        return int(_f("BlockFactsComputed")(self._sch))
+
     # ---- loops ----
     def split(self, loop: LoopRV, factors: Sequence[Any]) -> List[LoopRV]:
         fs = [None if f is None or (isinstance(f, int) and f == -1)

@@ -1,5 +1,6 @@
 // The schedule's tvm-ffi globals (python/tessel/schedule.py wraps them).
 #include <tessel/ir/function.h>
+#include <tvm/ffi/container/map.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 
@@ -38,6 +39,18 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](const S& s, const RV& b) { return s.mut()->GetProducers(b); })
       .def("tessel.schedule.GetConsumers",
            [](const S& s, const RV& b) { return s.mut()->GetConsumers(b); })
+      .def("tessel.schedule.BlockFacts",
+           [](const S& s, const RV& b) {
+             BlockFacts f = s.mut()->GetBlockFacts(b);
+             tvm::ffi::Map<String, String> out;
+             out.Set("affine_binding", FactName(f.affine_binding));
+             out.Set("region_cover", FactName(f.region_cover));
+             out.Set("stage_pipeline", FactName(f.stage_pipeline));
+             out.Set("why_not", f.why_not);
+             return out;
+           })
+      .def("tessel.schedule.BlockFactsComputed",
+           [](const S& s) { return s->block_facts_computed_; })
       .def("tessel.schedule.Split",
            [](const S& s, const RV& l, const Array<Any>& f) { return s.mut()->Split(l, f); })
       .def("tessel.schedule.Fuse", [](const S& s, const Array<RV>& l) { return s.mut()->Fuse(l); })

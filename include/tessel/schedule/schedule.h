@@ -23,8 +23,10 @@
 #include <tvm/ffi/string.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessel {
@@ -66,6 +68,30 @@ struct Instruction {
 
 constexpr int64_t kTraceFormatVersion = 1;
 
+// A fact about a block: proved, refuted (a witness was found), or neither.
+enum class Fact : int { kYes = 0, kNo = 1, kUnknown = 2 };
+const char* FactName(Fact fact);  // "yes", "no", "unknown"
+
+// What the analyzer establishes about one block of the current module (after TVM's BlockInfo).
+//   affine_binding  its bindings are quasi-affine maps of the loops between its enclosing block
+//                   and it that visit exactly its iterators' domains, predicate included
+//                   (iterator-map detector; "no" from enumerating constant loop nests). Stricter
+//                   than TVM, whose flag holds for `vi = i // 2` into a domain it half covers.
+//   region_cover    for each buffer it loads that blocks before it in its scope store, per
+//                   iteration of the loops they share, those producers store every point it
+//                   may load.
+//   stage_pipeline  every block of its scope (its siblings under the enclosing block) is
+//                   data-parallel complete or a reduction: what TVM's primitives check with
+//                   CheckCompleteOrReductionBlock. (TVM's cached flag, kept on the scope's root,
+//                   is instead the conjunction of the children's region_cover.)
+// why_not says, for each fact that is not kYes, what failed or could not be proved.
+struct BlockFacts {
+  Fact affine_binding = Fact::kUnknown;
+  Fact region_cover = Fact::kUnknown;
+  Fact stage_pipeline = Fact::kUnknown;
+  std::string why_not;
+};
+
 class ScheduleNode : public tvm::ffi::Object {
  public:
   // The module as scheduled so far.
@@ -86,6 +112,9 @@ class ScheduleNode : public tvm::ffi::Object {
   // from its declared regions, which the text may leave empty.
   Array<RV> GetProducers(const RV& block);
   Array<RV> GetConsumers(const RV& block);
+
+  // The facts of `block`, computed once per version of its function (a query: not traced).
+  BlockFacts GetBlockFacts(const RV& block);
 
   // ---- loop transformations ----
   // Splits `loop` (starting at 0) into loops of the given extents, outermost first; at most one
@@ -212,6 +241,15 @@ class ScheduleNode : public tvm::ffi::Object {
   std::vector<Instruction> trace_;
   std::vector<Entry> rvs_;
   uint64_t rng_state_ = 0x9E3779B97F4A7C15ull;  // the sampling generator (splitmix64)
+  // Facts per (function, block), valid while the module holds that very function object:
+  // every primitive that changes a function replaces the object. Holding the reference keeps a
+  // freed function's address from being reused by a new one and mistaken for it.
+  struct CachedFacts {
+    tvm::ffi::ObjectRef func;
+    BlockFacts facts;
+  };
+  std::map<std::pair<std::string, std::string>, CachedFacts> block_facts_;
+  int64_t block_facts_computed_ = 0;  // how many times facts were computed, not looked up
 };
 
 class Schedule : public tvm::ffi::ObjectRef {
