@@ -405,6 +405,10 @@ void Printer::PrintBlock(const BlockNode* block, const BlockRealizeNode* realize
   const char* region_kinds[2] = {"T.reads(", "T.writes("};
   const Array<BufferRegion>* regions[2] = {&block->reads, &block->writes};
   for (int k = 0; k < 2; ++k) {
+    // Left out when empty: TVM's parser takes a missing T.reads / T.writes as "infer them from
+    // the body", but an empty one as "accesses nothing", which would be wrong for a block whose
+    // regions were simply not declared. tessel's parser reads a missing one as empty.
+    if (regions[k]->empty()) continue;
     StartLine();
     out.append(region_kinds[k]);
     bool first = true;

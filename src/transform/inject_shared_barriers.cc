@@ -229,12 +229,27 @@ class BarrierInjector {
 
   // A loop body that may run again after itself: a barrier at its end when its tail races with
   // its head.
+  // `s` followed by a barrier; inside the scope of allocations and buffer declarations that make
+  // up `s`, so that the text form (where an allocation's body is everything after it at its
+  // level) reads back as the same tree.
+  static Stmt AppendBarrier(const Stmt& s) {
+    if (const auto* a = s.as<AllocateNode>()) {
+      return WithSpan(Allocate(a->buffer_var, a->dtype, a->extents, a->condition,
+                               AppendBarrier(a->body), a->annotations),
+                      a->span);
+    }
+    if (const auto* d = s.as<DeclBufferNode>()) {
+      return WithSpan(DeclBuffer(d->buffer, AppendBarrier(d->body)), d->span);
+    }
+    return SeqStmt::Flatten({s, MakeBarrier()});
+  }
+
   Result LoopBody(const Stmt& body, const Access& head = Access()) {
     Result r = Process(body);
     Access next = head;
     next.Merge(r.sum.exposed);
     if (r.sum.pending.ConflictsWith(next)) {
-      r.stmt = SeqStmt::Flatten({r.stmt, MakeBarrier()});
+      r.stmt = AppendBarrier(r.stmt);
       r.sum.pending = Access();
       r.sum.barrier = true;
     }

@@ -370,8 +370,7 @@ TEST_F(PrinterTest, BlockWithoutRemap) {
               "        A_sub = T.match_buffer(A[vi, 0:16], (16,), \"float32\")\n"
               "        B[vi] = L[0]\n");
   Block empty({}, {}, {}, "root", Evaluate(0));
-  ExpectPrint(BlockRealize({}, Bool(true), empty),
-              "with T.sblock(\"root\"):\n    T.reads()\n    T.writes()\n    T.evaluate(0)\n");
+  ExpectPrint(BlockRealize({}, Bool(true), empty), "with T.sblock(\"root\"):\n    T.evaluate(0)\n");
 }
 
 // A matmul with its reduction block: the canonical text a scheduled kernel starts from.
