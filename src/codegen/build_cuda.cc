@@ -7,6 +7,9 @@
 #include <tessel/codegen/codegen_cuda.h>
 #include <tessel/codegen/compile_cuda.h>
 #include <tessel/codegen/library_bin.h>
+#include <tessel/ir/builtin_hopper.h>
+#include <tessel/ir/functor.h>
+#include <tessel/ir/op.h>
 #include <tessel/ir/prim_expr.h>
 #include <tessel/ir/span.h>
 #include <tessel/runtime/cuda_module.h>
@@ -98,6 +101,35 @@ std::string CompileCUDACached(const std::string& source, const std::string& arch
   }
 }
 
+// A kernel that calls an sm_90a-only builtin (wgmma, setmaxnreg) needs exactly that target:
+// plain sm_90 lacks the instructions, and later "a" targets have other ones; ptxas would reject
+// the PTX with a message that names neither the kernel nor the builtin.
+void CheckArchFeatures(const ir::PrimFunc& f, const std::string& symbol, const std::string& arch) {
+  std::string needs, newer;
+  int min_sm = 0;
+  ir::PostOrderVisit(f->body, [&](const tvm::ffi::ObjectRef& n) {
+    const auto* call = n.as<ir::CallNode>();
+    if (call == nullptr) return;
+    auto op = call->op.as<ir::Op>();
+    if (!op || !ir::IsHopperBuiltin((*op)->name)) return;
+    if (needs.empty() && ir::NeedsSm90a((*op)->name)) needs = (*op)->name;
+    if (ir::MinSmVersion((*op)->name) > min_sm) {
+      min_sm = ir::MinSmVersion((*op)->name);
+      newer = (*op)->name;
+    }
+  });
+  if (min_sm > ArchNumber(arch)) {
+    TVM_FFI_THROW(ValueError) << "target cuda: kernel " << symbol << " calls " << newer
+                              << ", which needs sm_" << min_sm << " or newer; the target is "
+                              << arch;
+  }
+  if (!needs.empty() && arch != "sm_90a") {
+    TVM_FFI_THROW(ValueError) << "target cuda: kernel " << symbol << " calls " << needs
+                              << ", which only sm_90a has; the target is " << arch
+                              << " (use -arch=sm_90a)";
+  }
+}
+
 }  // namespace
 
 CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
@@ -143,6 +175,7 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
                                    "sm_90 or newer; the target is "
                                 << arch;
     }
+    CheckArchFeatures(f, symbol, arch);
     data.kernels.push_back(info);
   }
   ir::IRModule device_mod(device_funcs);

@@ -30,6 +30,9 @@ struct CUDACompileOptions {
 std::string CompileCUDA(const std::string& source, const std::string& arch,
                         std::string* log = nullptr, const CUDACompileOptions& options = {});
 
+// The PTX NVRTC makes of `source` for the virtual architecture of `arch` (sm_90a: compute_90a),
+// to check which instructions a kernel uses without a GPU. "tessel.codegen.CompileCUDAToPTX".
+std::string CompileCUDAToPTX(const std::string& source, const std::string& arch);
 // Which compiler CompileCUDA would use now: "nvrtc <library path>" or "nvcc <path>"; RuntimeError
 // when neither is found.
 std::string CUDACompilerIdentity(const CUDACompileOptions& options = {});

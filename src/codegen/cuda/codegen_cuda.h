@@ -5,7 +5,10 @@
 #define TESSEL_SRC_CODEGEN_CUDA_CODEGEN_CUDA_H_
 
 #include <tessel/ir/function.h>
+#include <tessel/ir/module.h>
+#include <tessel/ir/op.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,13 @@ std::string CudaPrelude(bool grid_sync);
 // The text of one `extern "C" __global__` kernel named `name`. *uses_grid_sync is set when the body
 // calls grid_sync.
 std::string EmitCudaKernel(const ir::PrimFunc& func, const std::string& name, bool* uses_grid_sync);
+
+// The CUDA text of a call of a Hopper builtin (cuda_hopper.cc); `arg(i)` is the emitted text of
+// argument i. ValueError naming `kernel` for operands PTX needs as constants that are not.
+std::string EmitHopperCall(const ir::CallNode* op, const std::function<std::string(size_t)>& arg,
+                           const std::string& kernel);
+// The device helpers of the Hopper builtins that `mod` calls ("" when none).
+std::string HopperPrelude(const ir::IRModule& mod);
 
 }  // namespace codegen
 }  // namespace tessel

@@ -40,6 +40,8 @@ struct Nvrtc {
   int (*GetProgramLog)(Program, char*) = nullptr;
   int (*GetCUBINSize)(Program, size_t*) = nullptr;
   int (*GetCUBIN)(Program, char*) = nullptr;
+  int (*GetPTXSize)(Program, size_t*) = nullptr;
+  int (*GetPTX)(Program, char*) = nullptr;
   int (*DestroyProgram)(Program*) = nullptr;
   const char* (*GetErrorString)(int) = nullptr;
   int (*Version)(int*, int*) = nullptr;
@@ -90,6 +92,8 @@ const Nvrtc& LoadNvrtc() {
     sym("nvrtcGetProgramLog", &nvrtc.GetProgramLog);
     sym("nvrtcGetCUBINSize", &nvrtc.GetCUBINSize);
     sym("nvrtcGetCUBIN", &nvrtc.GetCUBIN);
+    sym("nvrtcGetPTXSize", &nvrtc.GetPTXSize);
+    sym("nvrtcGetPTX", &nvrtc.GetPTX);
     sym("nvrtcDestroyProgram", &nvrtc.DestroyProgram);
     sym("nvrtcGetErrorString", &nvrtc.GetErrorString);
     sym("nvrtcVersion", &nvrtc.Version);
@@ -168,7 +172,9 @@ std::vector<std::string> IncludeFlags() {
   return flags;
 }
 
-std::string CompileNvrtc(const std::string& source, const std::string& arch, std::string* log) {
+// The cubin of `source` for `arch` (sm_XX), or with `ptx` its PTX for the virtual compute_XX.
+std::string CompileNvrtc(const std::string& source, const std::string& arch, std::string* log,
+                         bool ptx = false) {
   const Nvrtc& n = LoadNvrtc();
   if (!n.error.empty()) TVM_FFI_THROW(RuntimeError) << "compile CUDA: " << n.error;
   Nvrtc::Program prog = nullptr;
@@ -176,7 +182,8 @@ std::string CompileNvrtc(const std::string& source, const std::string& arch, std
   if (rc != 0) {
     TVM_FFI_THROW(RuntimeError) << "compile CUDA: nvrtcCreateProgram: " << n.GetErrorString(rc);
   }
-  std::vector<std::string> opts = {"-arch=" + arch, "-std=c++17"};
+  std::string target = ptx ? "compute_" + arch.substr(3) : arch;
+  std::vector<std::string> opts = {"-arch=" + target, "-std=c++17"};
   for (const std::string& f : IncludeFlags()) opts.push_back(f);
   std::vector<const char*> copts;
   for (const std::string& o : opts) copts.push_back(o.c_str());
@@ -195,16 +202,23 @@ std::string CompileNvrtc(const std::string& source, const std::string& arch, std
                                 << "): " << n.GetErrorString(rc) << "\n"
                                 << DescribeError(source, text);
   }
-  std::string cubin;
-  if (n.GetCUBINSize(prog, &size) == 0) {
-    cubin.resize(size);
-    if (size) n.GetCUBIN(prog, &cubin[0]);
+  std::string out;
+  if (ptx) {
+    if (n.GetPTXSize(prog, &size) == 0 && size > 1) {
+      out.resize(size);
+      n.GetPTX(prog, &out[0]);
+      out.resize(size - 1);
+    }
+  } else if (n.GetCUBINSize(prog, &size) == 0) {
+    out.resize(size);
+    if (size) n.GetCUBIN(prog, &out[0]);
   }
   n.DestroyProgram(&prog);
-  if (cubin.empty()) {
-    TVM_FFI_THROW(RuntimeError) << "compile CUDA: NVRTC gave no cubin for " << arch;
+  if (out.empty()) {
+    TVM_FFI_THROW(RuntimeError) << "compile CUDA: NVRTC gave no " << (ptx ? "PTX" : "cubin")
+                                << " for " << target;
   }
-  return cubin;
+  return out;
 }
 
 std::string ShellQuote(const std::string& s) {
@@ -305,7 +319,16 @@ std::string CUDAArch(const target::Target& target) {
   TVM_FFI_UNREACHABLE();
 }
 
+std::string CompileCUDAToPTX(const std::string& source, const std::string& arch) {
+  CheckArch(arch);
+  return CompileNvrtc(source, arch, nullptr, /*ptx=*/true);
+}
+
 TVM_FFI_STATIC_INIT_BLOCK() {
+  tvm::ffi::reflection::GlobalDef().def("tessel.codegen.CompileCUDAToPTX",
+                                        [](tvm::ffi::String source, tvm::ffi::String arch) {
+                                          return tvm::ffi::String(CompileCUDAToPTX(source, arch));
+                                        });
   tvm::ffi::reflection::GlobalDef().def(
       "tessel.codegen.CompileCUDA",
       [](tvm::ffi::String source, tvm::ffi::String arch, tvm::ffi::String compiler) {

@@ -9,6 +9,7 @@
 // before writing any, as the vector semantics require.
 #include <tessel/arith/analyzer.h>
 #include <tessel/ir/builtin.h>
+#include <tessel/ir/builtin_hopper.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/transform/lower_thread_binding.h>
@@ -258,6 +259,7 @@ std::string LaneEmitter::VisitExpr_(const CallNode* op) {
     if (scope == "warp") return "__syncwarp()";
     CudaUnsupported("tvm_storage_sync(\"" + scope + "\") (only shared and warp)", fn);
   }
+  if (ir::IsHopperBuiltin(name)) return EmitHopperCall(op, arg, fn);
   if (name == "pdl_sync") return "tsl_pdl_wait()";
   if (name == "pdl_trigger") return "tsl_pdl_launch_dependents()";
   if (name == "grid_sync") {

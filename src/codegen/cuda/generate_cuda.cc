@@ -36,7 +36,7 @@ std::string GenerateCUDA(const ir::IRModule& mod) {
     kernels += "\n";
     grid_sync = grid_sync || uses;
   }
-  return CudaPrelude(grid_sync) + kernels;
+  return CudaPrelude(grid_sync) + HopperPrelude(mod) + kernels;
 }
 
 TVM_FFI_STATIC_INIT_BLOCK() {

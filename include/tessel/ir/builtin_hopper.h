@@ -1,0 +1,58 @@
+// Hopper PTX builtins: asynchronous copies, transaction barriers, warpgroup matrix multiply and
+// register reallocation, as IR calls that print and parse like any other (`T.ptx_wgmma_fence()`)
+// and that the CUDA generator emits as inline PTX. Pointers are `T.address_of(buf[i])` (or a
+// buffer's data variable); an mbarrier is a uint64 element of a "shared" buffer.
+//
+//   ptx_mbarrier_init(bar, count)           mbarrier.init.shared::cta.b64: expect `count` arrivals
+//   ptx_mbarrier_arrive(bar)                mbarrier.arrive.shared::cta.b64
+//   ptx_mbarrier_arrive_expect_tx(bar, n)   mbarrier.arrive.expect_tx: arrive, and expect n bytes
+//                                           of asynchronous transactions (TMA) in this phase
+//   ptx_mbarrier_try_wait(bar, parity)      bool: mbarrier.try_wait.parity once (phase `parity`
+//                                           0/1 has completed)
+//   ptx_mbarrier_wait(bar, parity)          try_wait.parity until it succeeds
+//   ptx_fence_mbarrier_init()               fence.mbarrier_init.release.cluster
+//   ptx_fence_proxy_async()                 fence.proxy.async.shared::cta: generic-proxy writes to
+//                                           shared memory become visible to the async proxy
+//                                           (wgmma, TMA) that reads them next
+//   ptx_cp_async(dst, src, bytes)           cp.async.{ca,cg}.shared.global, 4, 8 or 16 bytes
+//                                           (16: .cg, bypassing L1)
+//   ptx_cp_async_commit_group()             cp.async.commit_group
+//   ptx_cp_async_wait_group(n)              cp.async.wait_group n (constant): at most n groups of
+//                                           this thread still in flight
+//   ptx_named_barrier_sync(id, nthreads)    bar.sync id, nthreads (id 1..15; 0 is __syncthreads)
+//   ptx_named_barrier_arrive(id, nthreads)  bar.arrive id, nthreads
+//   ptx_setmaxnreg_inc(n) / _dec(n)         setmaxnreg.{inc,dec}.sync.aligned.u32 n (constant, a
+//                                           multiple of 8 in [24, 256]); sm_90a
+//   ptx_elect_one_sync()                    bool: elect.sync, true on one lane of the warp
+//   ptx_wgmma_fence()                       wgmma.fence.sync.aligned; sm_90a
+//   ptx_wgmma_commit_group()                wgmma.commit_group.sync.aligned; sm_90a
+//   ptx_wgmma_wait_group(n)                 wgmma.wait_group.sync.aligned n (constant); sm_90a
+//   ptx_wgmma_desc(smem, lbo, sbo, swizzle) uint64 shared-memory matrix descriptor: start address
+//                                           of `smem` >> 4, leading and stride byte offsets >> 4,
+//                                           swizzle 0 (none), 32, 64 or 128 bytes (constant)
+//   ptx_wgmma_mma_async(acc, desc_a, desc_b, scale_d, shape, dtype, trans_a, trans_b)
+//       wgmma.mma_async.sync.aligned.<shape>.f32.<dtype>.<dtype>: acc (address_of a "local"
+//       float32 buffer of N/2 elements, the thread's accumulator fragment) = A * B + (scale_d ?
+//       acc : 0); shape "m64n<N>k16", N a multiple of 8 in [8, 256]; dtype "f16" or "bf16";
+//       trans_a / trans_b 0 (K-major) or 1 (MN-major), constants; sm_90a. The fragment: thread t
+//       of the warpgroup (warp w = t / 32, lane l) holds, for j < N / 8, acc[4j + 2i + c] = D[16w
+//       + l / 4 + 8i][8j + 2 (l % 4) + c], i, c in {0, 1}.
+#ifndef TESSEL_IR_BUILTIN_HOPPER_H_
+#define TESSEL_IR_BUILTIN_HOPPER_H_
+
+#include <string>
+
+namespace tessel {
+namespace ir {
+
+// Whether `name` is one of the builtins above.
+bool IsHopperBuiltin(const std::string& name);
+// The oldest sm_XX that has it (80 for cp.async, 0 for named barriers, 90 for the rest).
+int MinSmVersion(const std::string& name);
+// Whether it exists only on sm_90a (wgmma, setmaxnreg): built for plain sm_90 it is an error.
+bool NeedsSm90a(const std::string& name);
+
+}  // namespace ir
+}  // namespace tessel
+
+#endif  // TESSEL_IR_BUILTIN_HOPPER_H_

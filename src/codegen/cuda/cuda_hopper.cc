@@ -1,0 +1,315 @@
+// The Hopper builtins (include/tessel/ir/builtin_hopper.h) in CUDA: each call becomes a call of a
+// device helper holding the inline PTX, and the helpers a module uses are written once before its
+// kernels. Operands that PTX takes as immediates (group counts, register counts, the wgmma shape,
+// its types and transposes) must be constants in the IR; anything else is refused here with the
+// kernel's name.
+#include <tessel/ir/builtin_hopper.h>
+#include <tessel/ir/functor.h>
+#include <tvm/ffi/error.h>
+
+#include <map>
+#include <set>
+
+#include "codegen/cuda/codegen_cuda.h"
+
+namespace tessel {
+namespace codegen {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+namespace {
+
+const char* const kBase = R"TSL(
+/* ---- Hopper builtins (inline PTX) ---- */
+TSL_HELPER uint32_t tsl_smem_addr(const void* p) {
+  return (uint32_t)__cvta_generic_to_shared(p);
+}
+)TSL";
+
+// Helper text per builtin (those that take no shape-dependent form).
+const std::map<std::string, const char*>& Fixed() {
+  static const std::map<std::string, const char*> table = {
+      {"ptx_mbarrier_init", R"TSL(TSL_HELPER void tsl_mbarrier_init(void* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(tsl_smem_addr(bar)), "r"(count) : "memory");
+}
+)TSL"},
+      {"ptx_mbarrier_arrive", R"TSL(TSL_HELPER void tsl_mbarrier_arrive(void* bar) {
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0];\n}" :: "r"(tsl_smem_addr(bar)) : "memory");
+}
+)TSL"},
+      {"ptx_mbarrier_arrive_expect_tx",
+       R"TSL(TSL_HELPER void tsl_mbarrier_arrive_expect_tx(void* bar, uint32_t bytes) {
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}" :: "r"(tsl_smem_addr(bar)), "r"(bytes) : "memory");
+}
+)TSL"},
+      {"ptx_mbarrier_try_wait",
+       R"TSL(TSL_HELPER bool tsl_mbarrier_try_wait(void* bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}" : "=r"(done) : "r"(tsl_smem_addr(bar)), "r"(parity) : "memory");
+  return done != 0;
+}
+)TSL"},
+      {"ptx_mbarrier_wait", R"TSL(TSL_HELPER void tsl_mbarrier_wait(void* bar, uint32_t parity) {
+  while (!tsl_mbarrier_try_wait(bar, parity)) {
+  }
+}
+)TSL"},
+      {"ptx_fence_mbarrier_init", R"TSL(TSL_HELPER void tsl_fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+)TSL"},
+      {"ptx_fence_proxy_async", R"TSL(TSL_HELPER void tsl_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+)TSL"},
+      {"ptx_cp_async", R"TSL(template <int N>
+TSL_HELPER void tsl_cp_async(void* dst, const void* src) {
+  if (N == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(tsl_smem_addr(dst)), "l"(src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" :: "r"(tsl_smem_addr(dst)), "l"(src), "n"(N) : "memory");
+  }
+}
+)TSL"},
+      {"ptx_cp_async_commit_group", R"TSL(TSL_HELPER void tsl_cp_async_commit_group() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+)TSL"},
+      {"ptx_cp_async_wait_group", R"TSL(template <int N>
+TSL_HELPER void tsl_cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
+)TSL"},
+      {"ptx_named_barrier_sync",
+       R"TSL(TSL_HELPER void tsl_named_barrier_sync(uint32_t id, uint32_t n) {
+  asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(n) : "memory");
+}
+)TSL"},
+      {"ptx_named_barrier_arrive",
+       R"TSL(TSL_HELPER void tsl_named_barrier_arrive(uint32_t id, uint32_t n) {
+  asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(n) : "memory");
+}
+)TSL"},
+      {"ptx_setmaxnreg_inc", R"TSL(template <int N>
+TSL_HELPER void tsl_setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(N));
+}
+)TSL"},
+      {"ptx_setmaxnreg_dec", R"TSL(template <int N>
+TSL_HELPER void tsl_setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(N));
+}
+)TSL"},
+      {"ptx_elect_one_sync", R"TSL(TSL_HELPER bool tsl_elect_one_sync() {
+  uint32_t elected;
+  asm volatile("{\n .reg .b32 r;\n .reg .pred p;\n elect.sync r|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}" : "=r"(elected));
+  return elected != 0;
+}
+)TSL"},
+      {"ptx_wgmma_fence", R"TSL(TSL_HELPER void tsl_wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+)TSL"},
+      {"ptx_wgmma_commit_group", R"TSL(TSL_HELPER void tsl_wgmma_commit_group() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+)TSL"},
+      {"ptx_wgmma_wait_group", R"TSL(template <int N>
+TSL_HELPER void tsl_wgmma_wait_group() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+}
+)TSL"},
+      {"ptx_wgmma_desc",
+       R"TSL(/* A wgmma shared-memory matrix descriptor: start address, leading and stride byte offsets
+   (each >> 4, 14 bits), base offset 0, layout type in bits 62-63 (1: 128-byte swizzle,
+   2: 64-byte, 3: 32-byte, 0: none). */
+TSL_HELPER uint64_t tsl_wgmma_desc(const void* smem, uint32_t lbo, uint32_t sbo, uint32_t layout) {
+  uint64_t d = (uint64_t)((tsl_smem_addr(smem) & 0x3FFFF) >> 4);
+  d |= (uint64_t)((lbo & 0x3FFFF) >> 4) << 16;
+  d |= (uint64_t)((sbo & 0x3FFFF) >> 4) << 32;
+  d |= (uint64_t)layout << 62;
+  return d;
+}
+)TSL"},
+  };
+  return table;
+}
+
+int64_t ConstArg(const CallNode* op, size_t i, const std::string& what, const std::string& fn) {
+  auto v = AsConstInt(op->args[i]);
+  if (!v) {
+    CudaUnsupported((*op->op.as<Op>())->name + ": " + what + " must be a constant", fn);
+  }
+  return *v;
+}
+
+std::string StringArg(const CallNode* op, size_t i, const std::string& what,
+                      const std::string& fn) {
+  const auto* s = op->args[i].as<StringImmNode>();
+  if (s == nullptr) {
+    CudaUnsupported((*op->op.as<Op>())->name + ": " + what + " must be a string constant", fn);
+  }
+  return s->value;
+}
+
+struct WgmmaForm {
+  int64_t n = 0;
+  std::string dtype;
+  int64_t trans_a = 0, trans_b = 0;
+  std::string Name() const {
+    return "tsl_wgmma_m64n" + std::to_string(n) + "k16_" + dtype + "_" + std::to_string(trans_a) +
+           std::to_string(trans_b);
+  }
+};
+
+WgmmaForm Wgmma(const CallNode* op, const std::string& fn) {
+  WgmmaForm w;
+  std::string shape = StringArg(op, 4, "the shape", fn);
+  std::string prefix = "m64n", suffix = "k16";
+  bool ok = shape.size() > prefix.size() + suffix.size() && shape.rfind(prefix, 0) == 0 &&
+            shape.compare(shape.size() - suffix.size(), suffix.size(), suffix) == 0;
+  if (ok) {
+    std::string n = shape.substr(prefix.size(), shape.size() - prefix.size() - suffix.size());
+    ok = !n.empty() && n.find_first_not_of("0123456789") == std::string::npos && n.size() <= 3;
+    if (ok) w.n = std::stoll(n);
+  }
+  if (!ok || w.n < 8 || w.n > 256 || w.n % 8 != 0) {
+    CudaUnsupported("ptx_wgmma_mma_async: shape \"" + shape +
+                        "\" (expected m64n<N>k16, N a multiple of 8 in [8, 256])",
+                    fn);
+  }
+  w.dtype = StringArg(op, 5, "the input dtype", fn);
+  if (w.dtype != "f16" && w.dtype != "bf16") {
+    CudaUnsupported("ptx_wgmma_mma_async: input dtype \"" + w.dtype + "\" (expected f16 or bf16)",
+                    fn);
+  }
+  w.trans_a = ConstArg(op, 6, "trans_a", fn);
+  w.trans_b = ConstArg(op, 7, "trans_b", fn);
+  if ((w.trans_a != 0 && w.trans_a != 1) || (w.trans_b != 0 && w.trans_b != 1)) {
+    CudaUnsupported("ptx_wgmma_mma_async: trans_a and trans_b are 0 or 1", fn);
+  }
+  return w;
+}
+
+std::string WgmmaHelper(const WgmmaForm& w) {
+  int64_t regs = w.n / 2;
+  std::string list;
+  for (int64_t i = 0; i < regs; ++i) list += (i ? ", %" : "%") + std::to_string(i);
+  std::string outs;
+  for (int64_t i = 0; i < regs; ++i)
+    outs += (i ? ", " : "") + std::string("\"+f\"(acc[") + std::to_string(i) + "])";
+  std::string da = "%" + std::to_string(regs), db = "%" + std::to_string(regs + 1),
+              sd = "%" + std::to_string(regs + 2);
+  return "TSL_HELPER void " + w.Name() +
+         "(float* acc, uint64_t desc_a, uint64_t desc_b, uint32_t scale_d) {\n"
+         "  asm volatile(\"{\\n .reg .pred p;\\n setp.ne.b32 p, " +
+         sd + ", 0;\\n wgmma.mma_async.sync.aligned.m64n" + std::to_string(w.n) + "k16.f32." +
+         w.dtype + "." + w.dtype + " {" + list + "}, " + da + ", " + db + ", p, 1, 1, " +
+         std::to_string(w.trans_a) + ", " + std::to_string(w.trans_b) + ";\\n}\"\n      : " + outs +
+         "\n      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(scale_d));\n}\n";
+}
+
+}  // namespace
+
+std::string EmitHopperCall(const CallNode* op, const std::function<std::string(size_t)>& arg,
+                           const std::string& fn) {
+  std::string name = (*op->op.as<Op>())->name;
+  if (name == "ptx_mbarrier_init") return "tsl_mbarrier_init(" + arg(0) + ", " + arg(1) + ")";
+  if (name == "ptx_mbarrier_arrive") return "tsl_mbarrier_arrive(" + arg(0) + ")";
+  if (name == "ptx_mbarrier_arrive_expect_tx") {
+    return "tsl_mbarrier_arrive_expect_tx(" + arg(0) + ", " + arg(1) + ")";
+  }
+  if (name == "ptx_mbarrier_try_wait") {
+    return "tsl_mbarrier_try_wait(" + arg(0) + ", " + arg(1) + ")";
+  }
+  if (name == "ptx_mbarrier_wait") return "tsl_mbarrier_wait(" + arg(0) + ", " + arg(1) + ")";
+  if (name == "ptx_fence_mbarrier_init") return "tsl_fence_mbarrier_init()";
+  if (name == "ptx_fence_proxy_async") return "tsl_fence_proxy_async()";
+  if (name == "ptx_cp_async") {
+    int64_t bytes = ConstArg(op, 2, "the byte count", fn);
+    if (bytes != 4 && bytes != 8 && bytes != 16) {
+      CudaUnsupported("ptx_cp_async of " + std::to_string(bytes) + " bytes (4, 8 or 16)", fn);
+    }
+    return "tsl_cp_async<" + std::to_string(bytes) + ">(" + arg(0) + ", " + arg(1) + ")";
+  }
+  if (name == "ptx_cp_async_commit_group") return "tsl_cp_async_commit_group()";
+  if (name == "ptx_cp_async_wait_group") {
+    int64_t n = ConstArg(op, 0, "the group count", fn);
+    if (n < 0 || n > 7) CudaUnsupported("ptx_cp_async_wait_group(" + std::to_string(n) + ")", fn);
+    return "tsl_cp_async_wait_group<" + std::to_string(n) + ">()";
+  }
+  if (name == "ptx_named_barrier_sync" || name == "ptx_named_barrier_arrive") {
+    if (auto id = AsConstInt(op->args[0]); id && (*id < 1 || *id > 15)) {
+      CudaUnsupported(name + ": barrier id " + std::to_string(*id) +
+                          " (1..15; 0 is the one __syncthreads uses)",
+                      fn);
+    }
+    if (auto n = AsConstInt(op->args[1]); n && (*n <= 0 || *n % 32 != 0)) {
+      CudaUnsupported(name + ": thread count " + std::to_string(*n) + " (a multiple of 32)", fn);
+    }
+    std::string f =
+        name == "ptx_named_barrier_sync" ? "tsl_named_barrier_sync(" : "tsl_named_barrier_arrive(";
+    return f + arg(0) + ", " + arg(1) + ")";
+  }
+  if (name == "ptx_setmaxnreg_inc" || name == "ptx_setmaxnreg_dec") {
+    int64_t n = ConstArg(op, 0, "the register count", fn);
+    if (n < 24 || n > 256 || n % 8 != 0) {
+      CudaUnsupported(name + "(" + std::to_string(n) + ") (a multiple of 8 in [24, 256])", fn);
+    }
+    std::string f = name == "ptx_setmaxnreg_inc" ? "tsl_setmaxnreg_inc<" : "tsl_setmaxnreg_dec<";
+    return f + std::to_string(n) + ">()";
+  }
+  if (name == "ptx_elect_one_sync") return "tsl_elect_one_sync()";
+  if (name == "ptx_wgmma_fence") return "tsl_wgmma_fence()";
+  if (name == "ptx_wgmma_commit_group") return "tsl_wgmma_commit_group()";
+  if (name == "ptx_wgmma_wait_group") {
+    int64_t n = ConstArg(op, 0, "the group count", fn);
+    if (n < 0 || n > 7) CudaUnsupported("ptx_wgmma_wait_group(" + std::to_string(n) + ")", fn);
+    return "tsl_wgmma_wait_group<" + std::to_string(n) + ">()";
+  }
+  if (name == "ptx_wgmma_desc") {
+    int64_t swizzle = ConstArg(op, 3, "the swizzle", fn);
+    int layout = swizzle == 0 ? 0 : swizzle == 128 ? 1 : swizzle == 64 ? 2 : swizzle == 32 ? 3 : -1;
+    if (layout < 0) {
+      CudaUnsupported(
+          "ptx_wgmma_desc: swizzle " + std::to_string(swizzle) + " (0, 32, 64 or 128 bytes)", fn);
+    }
+    return "tsl_wgmma_desc(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " +
+           std::to_string(layout) + "u)";
+  }
+  if (name == "ptx_wgmma_mma_async") {
+    WgmmaForm w = Wgmma(op, fn);
+    return w.Name() + "((float*)(" + arg(0) + "), " + arg(1) + ", " + arg(2) + ", (uint32_t)(" +
+           arg(3) + "))";
+  }
+  CudaUnsupported("unsupported Hopper builtin " + name, fn);
+}
+
+std::string HopperPrelude(const IRModule& mod) {
+  std::set<std::string> fixed;
+  std::map<std::string, std::string> wgmma;
+  for (const auto& kv : mod->functions) {
+    PostOrderVisit(kv.second->body, [&](const ObjectRef& n) {
+      const auto* call = n.as<CallNode>();
+      if (call == nullptr) return;
+      auto op = call->op.as<Op>();
+      if (!op || !IsHopperBuiltin((*op)->name)) return;
+      std::string name = (*op)->name;
+      if (name == "ptx_mbarrier_wait") fixed.insert("ptx_mbarrier_try_wait");
+      if (name == "ptx_wgmma_mma_async") {
+        WgmmaForm w = Wgmma(call, kv.first);
+        wgmma.emplace(w.Name(), WgmmaHelper(w));
+        return;
+      }
+      fixed.insert(name);
+    });
+  }
+  if (fixed.empty() && wgmma.empty()) return "";
+  std::string out = kBase;
+  for (const std::string& name : fixed) out += Fixed().at(name);
+  for (const auto& kv : wgmma) out += kv.second;
+  return out + "\n";
+}
+
+}  // namespace codegen
+}  // namespace tessel

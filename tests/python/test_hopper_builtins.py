@@ -1,0 +1,210 @@
+"""The Hopper PTX builtins (include/tessel/ir/builtin_hopper.h): they print and parse, the CUDA
+generator writes them as inline PTX that NVRTC compiles for sm_90a (ptxas checks every
+instruction) and whose PTX names the instruction, the sm_90a-only ones are refused for sm_90, and
+operands PTX needs as immediates are checked. On a GPU: a cp.async + mbarrier exchange between
+threads, and one m64n64k16 wgmma from shared-memory descriptors, against torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm_ffi
+
+import tessel
+from tessel import ir
+
+WGMMA = """
+@T.prim_func
+def wgmma_tile(A: T.Buffer((64, 16), "float16"), Bt: T.Buffer((64, 16), "float16"),
+               C: T.Buffer((64, 64), "float32")):
+    T.func_attr({"global_symbol": "wgmma_tile", "target": "cuda", "tir.noalias": True})
+    threadIdx_x = T.int32()
+    with T.attr(threadIdx_x, "thread_extent", 128):
+        a_data = T.allocate([1024], "float16", "shared")
+        a_s = T.decl_buffer((1024,), "float16", data=a_data, scope="shared")
+        b_data = T.allocate([1024], "float16", "shared")
+        b_s = T.decl_buffer((1024,), "float16", data=b_data, scope="shared")
+        acc_data = T.allocate([32], "float32", "local")
+        acc = T.decl_buffer((32,), "float32", data=acc_data, scope="local")
+        # Core matrices of 8 rows x 16 bytes, 128 bytes each: (m // 8, k // 8) at
+        # ((m // 8) * 2 + k // 8) * 64 elements; K-adjacent ones 128 bytes apart (leading byte
+        # offset), M-adjacent ones 256 (stride byte offset).
+        for i in T.unroll(8):
+            a_s[((threadIdx_x * 8 + i) // 128 * 2 + (threadIdx_x * 8 + i) % 16 // 8) * 64
+                + (threadIdx_x * 8 + i) // 16 % 8 * 8 + (threadIdx_x * 8 + i) % 8] = A[
+                (threadIdx_x * 8 + i) // 16, (threadIdx_x * 8 + i) % 16]
+            b_s[((threadIdx_x * 8 + i) // 128 * 2 + (threadIdx_x * 8 + i) % 16 // 8) * 64
+                + (threadIdx_x * 8 + i) // 16 % 8 * 8 + (threadIdx_x * 8 + i) % 8] = Bt[
+                (threadIdx_x * 8 + i) // 16, (threadIdx_x * 8 + i) % 16]
+        for r in T.unroll(32):
+            acc[r] = T.float32(0)
+        T.ptx_fence_proxy_async()
+        T.tvm_storage_sync("shared")
+        T.ptx_wgmma_fence()
+        T.ptx_wgmma_mma_async(T.address_of(acc[0]),
+                              T.ptx_wgmma_desc(T.address_of(a_s[0]), 128, 256, 0, dtype="uint64"),
+                              T.ptx_wgmma_desc(T.address_of(b_s[0]), 128, 256, 0, dtype="uint64"),
+                              1, "m64n64k16", "f16", 0, 0)
+        T.ptx_wgmma_commit_group()
+        T.ptx_wgmma_wait_group(0)
+        for j in T.unroll(8):
+            for h in T.unroll(2):
+                for c in T.unroll(2):
+                    C[threadIdx_x // 32 * 16 + threadIdx_x % 32 // 4 + 8 * h,
+                      8 * j + 2 * (threadIdx_x % 4) + c] = acc[4 * j + 2 * h + c]
+"""
+
+EXCHANGE = """
+@T.prim_func
+def exchange(A: T.Buffer((512,), "float32"), B: T.Buffer((512,), "float32")):
+    T.func_attr({"global_symbol": "exchange", "target": "cuda", "tir.noalias": True})
+    threadIdx_x = T.int32()
+    with T.attr(threadIdx_x, "thread_extent", 128):
+        s_data = T.allocate([512], "float32", "shared")
+        s = T.decl_buffer((512,), "float32", data=s_data, scope="shared")
+        bar_data = T.allocate([1], "uint64", "shared")
+        bar = T.decl_buffer((1,), "uint64", data=bar_data, scope="shared")
+        if threadIdx_x == 0:
+            T.ptx_mbarrier_init(T.address_of(bar[0]), 128)
+            T.ptx_fence_mbarrier_init()
+        T.tvm_storage_sync("shared")
+        T.ptx_cp_async(T.address_of(s[threadIdx_x * 4]), T.address_of(A[threadIdx_x * 4]), 16)
+        T.ptx_cp_async_commit_group()
+        T.ptx_cp_async_wait_group(0)
+        T.ptx_mbarrier_arrive(T.address_of(bar[0]))
+        T.ptx_mbarrier_wait(T.address_of(bar[0]), 0)
+        for i in range(4):
+            B[threadIdx_x * 4 + i] = s[(threadIdx_x * 4 + 4 + i) % 512]
+"""
+
+MISC = """
+@T.prim_func
+def misc(A: T.Buffer((256,), "float32")):
+    T.func_attr({"global_symbol": "misc", "target": "cuda"})
+    threadIdx_x = T.int32()
+    with T.attr(threadIdx_x, "thread_extent", 256):
+        if threadIdx_x < 128:
+            T.ptx_setmaxnreg_dec(40)
+            T.ptx_named_barrier_arrive(1, 256)
+        else:
+            T.ptx_setmaxnreg_inc(232)
+            T.ptx_named_barrier_sync(1, 256)
+        if T.ptx_elect_one_sync(dtype="bool"):
+            A[threadIdx_x] = T.float32(1)
+"""
+
+
+def ptx_of(mod):
+    return tvm_ffi.get_global_func("tessel.codegen.CompileCUDAToPTX")(mod.get_source("cuda"),
+                                                                      "sm_90a")
+
+
+def build(text, arch="sm_90a"):
+    return tessel.build(text, target=f"cuda -arch={arch}")
+
+
+@pytest.mark.parametrize("text", [WGMMA, EXCHANGE, MISC])
+def test_builtins_print_and_parse_back(text):
+    f = tessel.parse(text)
+    ir.assert_structural_equal(tessel.parse(str(f)), f, map_free_vars=True)
+
+
+def test_wgmma_compiles_for_sm_90a_and_its_ptx_has_the_instructions():
+    mod = build(WGMMA)
+    ptx = ptx_of(mod)
+    for inst in ["wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+                 "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0",
+                 "fence.proxy.async.shared::cta"]:
+        assert inst in ptx, inst
+
+
+def test_exchange_ptx_has_cp_async_and_mbarriers():
+    ptx = ptx_of(build(EXCHANGE))
+    for inst in ["cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group 0",
+                 "mbarrier.init.shared::cta.b64", "mbarrier.arrive.shared::cta.b64",
+                 "mbarrier.try_wait.parity.shared::cta.b64", "fence.mbarrier_init.release.cluster"]:
+        assert inst in ptx, inst
+
+
+def test_misc_ptx_has_setmaxnreg_named_barriers_and_elect():
+    ptx = ptx_of(build(MISC))
+    for inst in ["setmaxnreg.dec.sync.aligned.u32 40", "setmaxnreg.inc.sync.aligned.u32 232",
+                 "bar.arrive", "bar.sync", "elect.sync"]:
+        assert inst in ptx, inst
+
+
+@pytest.mark.parametrize("text,what", [(WGMMA, "ptx_wgmma_"), (MISC, "ptx_setmaxnreg_")])
+def test_sm_90a_builtins_are_refused_for_sm_90(text, what):
+    with pytest.raises(ValueError, match=r"calls " + what + r".*only sm_90a has; the target is "
+                                         r"sm_90 \(use -arch=sm_90a\)"):
+        build(text, "sm_90")
+
+
+def test_exchange_builds_for_sm_90_and_is_refused_for_sm_80():
+    assert "cp.async.cg.shared.global" in build(EXCHANGE, "sm_90").get_source("cuda")
+    with pytest.raises(ValueError, match=r"kernel exchange_kernel calls ptx_mbarrier_\w+, which "
+                                         r"needs sm_90 or newer; the target is sm_80"):
+        build(EXCHANGE, "sm_80")
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ('"m64n64k16"', '"m64n60k16"', r'shape "m64n60k16" \(expected m64n<N>k16, N a multiple of 8'),
+    ('"f16", 0, 0)', '"f32", 0, 0)', r'input dtype "f32" \(expected f16 or bf16\)'),
+    ('"f16", 0, 0)', '"f16", threadIdx_x, 0)', r"trans_a must be a constant"),
+    ("T.ptx_wgmma_wait_group(0)", "T.ptx_wgmma_wait_group(threadIdx_x)",
+     r"ptx_wgmma_wait_group: the group count must be a constant"),
+    ("128, 256, 0, dtype", "128, 256, 16, dtype", r"swizzle 16 \(0, 32, 64 or 128 bytes\)"),
+])
+def test_bad_immediates_are_refused_with_the_kernel(old, new, message):
+    assert old in WGMMA
+    with pytest.raises(ValueError, match=message + r".* in wgmma_tile_kernel"):
+        build(WGMMA.replace(old, new, 1))
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("T.ptx_setmaxnreg_dec(40)", "T.ptx_setmaxnreg_dec(20)", r"ptx_setmaxnreg_dec\(20\) \(a multiple of 8"),
+    ("T.ptx_named_barrier_arrive(1, 256)", "T.ptx_named_barrier_arrive(0, 256)",
+     r"barrier id 0 \(1..15; 0 is the one __syncthreads uses\)"),
+    ("T.ptx_named_barrier_sync(1, 256)", "T.ptx_named_barrier_sync(1, 100)",
+     r"thread count 100 \(a multiple of 32\)"),
+])
+def test_bad_operands_of_misc_are_refused(old, new, message):
+    with pytest.raises(ValueError, match=message):
+        build(MISC.replace(old, new, 1))
+
+
+def test_cp_async_size_is_checked():
+    with pytest.raises(ValueError, match=r"ptx_cp_async of 12 bytes \(4, 8 or 16\)"):
+        build(EXCHANGE.replace("* 4]), 16)", "* 4]), 12)"))
+
+
+# ---- on the GPU ----
+
+torch = None
+try:
+    import torch as _torch  # noqa: F401
+
+    torch = _torch if _torch.cuda.is_available() else None
+except ImportError:
+    pass
+
+needs_h100 = pytest.mark.skipif(
+    torch is None or torch.cuda.get_device_capability() < (9, 0),
+    reason="needs PyTorch and an sm_90 GPU (the device machine runs these)")
+
+
+@needs_h100
+def test_exchange_on_the_gpu():
+    a = torch.randn(512, device="cuda")
+    b = torch.zeros(512, device="cuda")
+    build(EXCHANGE)["exchange"](a, b)
+    torch.testing.assert_close(b, torch.roll(a, -4), rtol=0, atol=0)
+
+
+@needs_h100
+def test_wgmma_tile_on_the_gpu():
+    a = torch.randn(64, 16, device="cuda").half()
+    bt = torch.randn(64, 16, device="cuda").half()
+    c = torch.full((64, 64), float("nan"), device="cuda")
+    build(WGMMA)["wgmma_tile"](a, bt, c)
+    torch.testing.assert_close(c, a.float() @ bt.float().T, rtol=1e-3, atol=1e-3)
