@@ -26,6 +26,36 @@ bool IsTrue(const PrimExpr& e) {
   return v && *v != 0;
 }
 
+std::vector<PrimExpr> Conjuncts(const PrimExpr& e) {
+  if (const auto* a = e.as<AndNode>()) {
+    std::vector<PrimExpr> out = Conjuncts(a->a);
+    for (const PrimExpr& x : Conjuncts(a->b)) out.push_back(x);
+    return out;
+  }
+  return {e};
+}
+
+// Whether the conjunctions of `p` and `q` are equivalent, one conjunct at a time (each conjunct of
+// one implied by a single conjunct of the other, or true outright): the small proofs the rewrite
+// simplifier settles without Z3, where the whole implication would need it.
+bool Equivalent(const std::vector<PrimExpr>& p, const std::vector<PrimExpr>& q,
+                arith::Analyzer* ana) {
+  auto implied = [&](const PrimExpr& c, const std::vector<PrimExpr>& by) {
+    if (ana->CanProve(c)) return true;
+    for (const PrimExpr& b : by) {
+      if (ana->CanProve(!b || c)) return true;
+    }
+    return false;
+  };
+  for (const PrimExpr& c : q) {
+    if (!implied(c, p)) return false;
+  }
+  for (const PrimExpr& c : p) {
+    if (!implied(c, q)) return false;
+  }
+  return true;
+}
+
 // Whether the stores of `data` in the block of `realize` write, as the loops `relax` run, every
 // point of `box` that lies in `domain` (the moved block's iterator domains, which its predicate
 // keeps it in): no condition around the stores, the stores' indices (bindings put in) a
@@ -63,12 +93,12 @@ bool WritesWholeBox(const BlockRealizeNode* realize, const Object* data,
       return;
     }
     if (!IsTrue(realize->predicate)) {
-      PrimExpr inside = Bool(true);
+      std::vector<PrimExpr> inside;
       for (size_t d = 0; d < idx.size() && d < domain.size(); ++d) {
-        inside = inside && idx[d] >= domain[d].first && idx[d] <= domain[d].second;
+        inside.push_back(idx[d] >= domain[d].first);
+        inside.push_back(idx[d] <= domain[d].second);
       }
-      PrimExpr pred = subst.VisitExpr(realize->predicate);
-      ok = ana->CanProve(!pred || inside) && ana->CanProve(!inside || pred);
+      ok = Equivalent(Conjuncts(subst.VisitExpr(realize->predicate)), inside, ana);
     }
     for (size_t d = 0; d < box.size() && ok; ++d) {
       const arith::IterSumExpr& sum = m.indices[d];
