@@ -151,8 +151,66 @@ def gemm(A: T.Buffer((M, K), "float16"), W: T.Buffer((N, K), "float16"),
 """
 
 
-def gemm_text(m, n, k, stages=3):
-    return (GEMM.replace("STAGES", str(stages)).replace("(M, K)", f"({m}, {k})")
+# The same GEMM with 128-byte swizzled tiles (16-byte chunk c of row r stored at chunk c ^ (r % 8)
+# of the row, one 8-row x 128-byte atom per 1 KB: the descriptor's stride byte offset) and one
+# wgmma group kept in flight: loads for k-tile kt + STAGES - 2 go into the slot of kt - 2, whose
+# wgmma every thread has waited for before the barrier at the top of iteration kt.
+GEMM_SW128 = """
+@T.prim_func
+def gemm(A: T.Buffer((M, K), "float16"), W: T.Buffer((N, K), "float16"),
+         C: T.Buffer((M, N), "float32")):
+    T.func_attr({"global_symbol": "gemm", "target": "cuda", "tir.noalias": True})
+    for bn in T.thread_binding(N // 128, thread="blockIdx.x"):
+        for bm in T.thread_binding(M // 128, thread="blockIdx.y"):
+            smem_data = T.allocate([STAGES * 16384], "float16", "shared.dyn")
+            smem = T.decl_buffer((STAGES * 16384,), "float16", data=smem_data, scope="shared.dyn")
+            for tx in T.thread_binding(256, thread="threadIdx.x"):
+                acc_data = T.allocate([64], "float32", "local")
+                acc = T.decl_buffer((64,), "float32", data=acc_data, scope="local")
+                for r in T.unroll(64):
+                    acc[r] = T.float32(0)
+                for s in T.unroll(STAGES - 2):
+                    for c in T.unroll(4):
+                        T.ptx_cp_async(
+                            T.address_of(smem[s * 16384 + (c * 32 + tx // 8) * 64 + T.bitwise_xor(tx % 8, tx // 8 % 8) * 8]),
+                            T.address_of(A[bm * 128 + c * 32 + tx // 8, s * 64 + tx % 8 * 8]), 16)
+                        T.ptx_cp_async(
+                            T.address_of(smem[s * 16384 + 8192 + (c * 32 + tx // 8) * 64 + T.bitwise_xor(tx % 8, tx // 8 % 8) * 8]),
+                            T.address_of(W[bn * 128 + c * 32 + tx // 8, s * 64 + tx % 8 * 8]), 16)
+                    T.ptx_cp_async_commit_group()
+                for kt in range(K // 64):
+                    T.ptx_cp_async_wait_group(STAGES - 3)
+                    T.ptx_fence_proxy_async()
+                    T.tvm_storage_sync("shared")
+                    T.ptx_wgmma_fence()
+                    for ks in T.unroll(4):
+                        T.ptx_wgmma_mma_async(
+                            T.address_of(acc[0]),
+                            T.ptx_wgmma_desc(T.address_of(smem[kt % STAGES * 16384 + tx // 128 * 4096 + ks * 16]), 16, 1024, 128, dtype="uint64"),
+                            T.ptx_wgmma_desc(T.address_of(smem[kt % STAGES * 16384 + 8192 + ks * 16]), 16, 1024, 128, dtype="uint64"),
+                            1, "m64n128k16", "f16", 0, 0)
+                    T.ptx_wgmma_commit_group()
+                    if kt + STAGES - 2 < K // 64:
+                        for c in T.unroll(4):
+                            T.ptx_cp_async(
+                                T.address_of(smem[(kt + STAGES - 2) % STAGES * 16384 + (c * 32 + tx // 8) * 64 + T.bitwise_xor(tx % 8, tx // 8 % 8) * 8]),
+                                T.address_of(A[bm * 128 + c * 32 + tx // 8, (kt + STAGES - 2) * 64 + tx % 8 * 8]), 16)
+                            T.ptx_cp_async(
+                                T.address_of(smem[(kt + STAGES - 2) % STAGES * 16384 + 8192 + (c * 32 + tx // 8) * 64 + T.bitwise_xor(tx % 8, tx // 8 % 8) * 8]),
+                                T.address_of(W[bn * 128 + c * 32 + tx // 8, (kt + STAGES - 2) * 64 + tx % 8 * 8]), 16)
+                    T.ptx_cp_async_commit_group()
+                    T.ptx_wgmma_wait_group(1)
+                T.ptx_wgmma_wait_group(0)
+                for j in T.unroll(16):
+                    for h in T.unroll(2):
+                        for c in T.unroll(2):
+                            C[bm * 128 + tx // 128 * 64 + tx % 128 // 32 * 16 + tx % 32 // 4 + 8 * h,
+                              bn * 128 + 8 * j + 2 * (tx % 4) + c] = acc[4 * j + 2 * h + c]
+"""
+
+
+def gemm_text(m, n, k, stages=3, text=None):
+    return ((text or GEMM).replace("STAGES", str(stages)).replace("(M, K)", f"({m}, {k})")
             .replace("(N, K)", f"({n}, {k})").replace("(M, N)", f"({m}, {n})")
             .replace("N // 128", str(n // 128)).replace("M // 128", str(m // 128))
             .replace("K // 64", str(k // 64)))
@@ -281,11 +339,20 @@ def test_wgmma_tile_on_the_gpu():
     torch.testing.assert_close(c, a.float() @ bt.float().T, rtol=1e-3, atol=1e-3)
 
 
+def test_swizzled_gemm_ptx_keeps_one_wgmma_group_in_flight():
+    ptx = ptx_of(build(gemm_text(256, 256, 256, 4, GEMM_SW128)))
+    for inst in ["wgmma.wait_group.sync.aligned 1", "wgmma.wait_group.sync.aligned 0",
+                 "cp.async.wait_group 1"]:
+        assert inst in ptx, inst
+
+
 @needs_h100
 @pytest.mark.parametrize("m,n,k", [(128, 128, 64), (256, 384, 512), (1024, 1024, 1024)])
-def test_gemm_on_the_gpu(m, n, k):
+@pytest.mark.parametrize("variant", ["plain", "sw128"])
+def test_gemm_on_the_gpu(m, n, k, variant):
     a = torch.randn(m, k, device="cuda").half()
     w = torch.randn(n, k, device="cuda").half()
     c = torch.full((m, n), float("nan"), device="cuda")
-    build(gemm_text(m, n, k))["gemm"](a, w, c)
+    text = gemm_text(m, n, k) if variant == "plain" else gemm_text(m, n, k, 4, GEMM_SW128)
+    build(text)["gemm"](a, w, c)
     torch.testing.assert_close(c, a.float() @ w.float().T, rtol=2e-3, atol=2e-2)
