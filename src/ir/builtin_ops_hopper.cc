@@ -3,7 +3,10 @@
 // (src/codegen/cuda/cuda_hopper.cc). All order memory or talk to asynchronous units, so none may
 // be moved, merged or dropped: they are opaque.
 #include <tessel/ir/builtin_hopper.h>
+#include <tessel/ir/expr.h>
 #include <tessel/ir/op.h>
+
+#include <set>
 
 namespace tessel {
 namespace ir {
@@ -46,6 +49,111 @@ int MinSmVersion(const std::string& name) {
 
 bool NeedsSm90a(const std::string& name) {
   return name.rfind("ptx_wgmma_", 0) == 0 || name.rfind("ptx_setmaxnreg_", 0) == 0;
+}
+
+namespace {
+
+std::string Constant(const CallNode* op, size_t i, const std::string& what,
+                     const std::set<int64_t>& allowed, const std::string& allowed_text) {
+  auto v = AsConstInt(op->args[i]);
+  std::string name = (*op->op.as<Op>())->name;
+  if (!v) return name + ": " + what + " must be a literal constant";
+  if (!allowed.empty() && !allowed.count(*v)) {
+    return name + ": " + what + " " + std::to_string(*v) + " (" + allowed_text + ")";
+  }
+  return "";
+}
+
+std::string Pointer(const CallNode* op, size_t i, const std::string& what) {
+  if (op->args[i].dtype().is_handle()) return "";
+  return (*op->op.as<Op>())->name + ": " + what +
+         " must be a pointer (T.address_of(buf[i]) or a "
+         "buffer's data), not " +
+         op->args[i].dtype().str();
+}
+
+std::string StringOf(const CallNode* op, size_t i, const std::string& what, std::string* value) {
+  const auto* s = op->args[i].as<StringImmNode>();
+  if (s == nullptr) {
+    return (*op->op.as<Op>())->name + ": " + what + " must be a string literal";
+  }
+  *value = s->value;
+  return "";
+}
+
+std::set<int64_t> Values(int64_t lo, int64_t hi, int64_t step) {
+  std::set<int64_t> out;
+  for (int64_t v = lo; v <= hi; v += step) out.insert(v);
+  return out;
+}
+
+}  // namespace
+
+std::string CheckHopperCall(const CallNode* op) {
+  std::string name = (*op->op.as<Op>())->name;
+  std::string e;
+  auto first = [&](std::initializer_list<std::string> checks) {
+    for (const std::string& c : checks) {
+      if (!c.empty()) return c;
+    }
+    return std::string();
+  };
+  if (name.rfind("ptx_mbarrier_", 0) == 0) return Pointer(op, 0, "the barrier");
+  if (name == "ptx_cp_async") {
+    return first({Pointer(op, 0, "the destination"), Pointer(op, 1, "the source"),
+                  Constant(op, 2, "the byte count", {4, 8, 16}, "4, 8 or 16")});
+  }
+  if (name == "ptx_cp_async_wait_group" || name == "ptx_wgmma_wait_group") {
+    return Constant(op, 0, "the group count", Values(0, 7, 1), "0..7");
+  }
+  if (name == "ptx_named_barrier_sync" || name == "ptx_named_barrier_arrive") {
+    if (auto id = AsConstInt(op->args[0]); id && (*id < 1 || *id > 15)) {
+      return name + ": barrier id " + std::to_string(*id) +
+             " (1..15; 0 is the one __syncthreads uses)";
+    }
+    if (auto n = AsConstInt(op->args[1]); n && (*n <= 0 || *n % 32 != 0)) {
+      return name + ": thread count " + std::to_string(*n) + " (a multiple of 32)";
+    }
+    return "";
+  }
+  if (name == "ptx_setmaxnreg_inc" || name == "ptx_setmaxnreg_dec") {
+    return Constant(op, 0, "the register count", Values(24, 256, 8),
+                    "a multiple of 8 in [24, 256]");
+  }
+  if (name == "ptx_wgmma_desc") {
+    return first({Pointer(op, 0, "the shared-memory matrix"),
+                  Constant(op, 3, "the swizzle", {0, 32, 64, 128}, "0, 32, 64 or 128 bytes")});
+  }
+  if (name == "ptx_wgmma_mma_async") {
+    std::string shape, dtype;
+    e = first({Pointer(op, 0, "the accumulator"), StringOf(op, 4, "the shape", &shape),
+               StringOf(op, 5, "the input dtype", &dtype),
+               Constant(op, 6, "trans_a", {0, 1}, "0 or 1"),
+               Constant(op, 7, "trans_b", {0, 1}, "0 or 1")});
+    if (!e.empty()) return e;
+    int64_t n = WgmmaN(shape);
+    if (n == 0) {
+      return name + ": shape \"" + shape +
+             "\" (expected m64n<N>k16, N a multiple of 8 in [8, 256])";
+    }
+    if (dtype != "f16" && dtype != "bf16") {
+      return name + ": input dtype \"" + dtype + "\" (expected f16 or bf16)";
+    }
+    return "";
+  }
+  return "";
+}
+
+int64_t WgmmaN(const std::string& shape) {
+  const std::string prefix = "m64n", suffix = "k16";
+  if (shape.size() <= prefix.size() + suffix.size() || shape.rfind(prefix, 0) != 0 ||
+      shape.compare(shape.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return 0;
+  }
+  std::string n = shape.substr(prefix.size(), shape.size() - prefix.size() - suffix.size());
+  if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos) return 0;
+  int64_t v = std::stoll(n);
+  return v >= 8 && v <= 256 && v % 8 == 0 ? v : 0;
 }
 
 }  // namespace ir

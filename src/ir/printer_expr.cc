@@ -44,6 +44,7 @@ std::optional<DataType> ImpliedDType(const OpNode* op, const Array<PrimExpr>& ar
     return args[1].dtype();
   }
   if (op->name == "isnan" || op->name == "isinf") return DataType::Bool(args[0].dtype().lanes());
+  if (op->name == "address_of") return DataType::Handle();
   return args[0].dtype();
 }
 

@@ -1,6 +1,8 @@
 // The IR verifier (see verify_well_formed.h for the rules). One depth-first walk per function keeps
 // the variables and buffers in scope, and every variable's first binding site.
+#include <tessel/ir/builtin_hopper.h>
 #include <tessel/ir/functor.h>
+#include <tessel/ir/op.h>
 #include <tessel/ir/printer.h>
 #include <tessel/transform/verify_well_formed.h>
 #include <tvm/ffi/extra/structural_equal.h>
@@ -27,6 +29,7 @@ constexpr char kAllocateDtype[] = "allocate_dtype";
 constexpr char kIterVarDtype[] = "iter_var_dtype";
 constexpr char kNegativeSize[] = "negative_size";
 constexpr char kDivByZero[] = "div_by_zero";
+constexpr char kHopperBuiltin[] = "hopper_builtin";
 
 // The value of an integer constant (also a broadcast one), if `e` is one.
 std::optional<int64_t> ConstValue(const PrimExpr& e) {
@@ -151,6 +154,14 @@ class Checker : public StmtExprVisitor {
   TESSEL_X(FloorDiv)
   TESSEL_X(FloorMod)
 #undef TESSEL_X
+
+  void VisitExpr_(const CallNode* op) override {
+    if (auto o = op->op.as<Op>(); o && IsHopperBuiltin((*o)->name)) {
+      std::string error = CheckHopperCall(op);
+      if (!error.empty()) Report(kHopperBuiltin, error, GetRef<ObjectRef>(op));
+    }
+    StmtExprVisitor::VisitExpr_(op);
+  }
 
   void VisitExpr_(const LetNode* op) override {
     VisitExpr(op->value);

@@ -210,7 +210,12 @@ def gemm(A: T.Buffer((M, K), "float16"), W: T.Buffer((N, K), "float16"),
 
 
 def gemm_text(m, n, k, stages=3, text=None):
-    return ((text or GEMM).replace("STAGES", str(stages)).replace("(M, K)", f"({m}, {k})")
+    # Operands PTX takes as immediates must be literals in the IR, so the stage arithmetic is
+    # done here.
+    text = text or GEMM
+    for d in (1, 2, 3):
+        text = text.replace(f"STAGES - {d}", str(stages - d))
+    return (text.replace("STAGES", str(stages)).replace("(M, K)", f"({m}, {k})")
             .replace("(N, K)", f"({n}, {k})").replace("(M, N)", f"({m}, {n})")
             .replace("N // 128", str(n // 128)).replace("M // 128", str(m // 128))
             .replace("K // 64", str(k // 64)))
@@ -279,19 +284,21 @@ def test_exchange_builds_for_sm_90_and_is_refused_for_sm_80():
 @pytest.mark.parametrize("old,new,message", [
     ('"m64n64k16"', '"m64n60k16"', r'shape "m64n60k16" \(expected m64n<N>k16, N a multiple of 8'),
     ('"f16", 0, 0)', '"f32", 0, 0)', r'input dtype "f32" \(expected f16 or bf16\)'),
-    ('"f16", 0, 0)', '"f16", threadIdx_x, 0)', r"trans_a must be a constant"),
+    ('"f16", 0, 0)', '"f16", threadIdx_x, 0)', r"trans_a must be a literal constant"),
     ("T.ptx_wgmma_wait_group(0)", "T.ptx_wgmma_wait_group(threadIdx_x)",
-     r"ptx_wgmma_wait_group: the group count must be a constant"),
-    ("128, 256, 0, dtype", "128, 256, 16, dtype", r"swizzle 16 \(0, 32, 64 or 128 bytes\)"),
+     r"the group count must be a literal constant"),
+    ("128, 256, 0, dtype", "128, 256, 16, dtype", r"the swizzle 16 \(0, 32, 64 or 128 bytes\)"),
 ])
-def test_bad_immediates_are_refused_with_the_kernel(old, new, message):
+def test_bad_immediates_are_refused_with_the_line(old, new, message):
+    # The verifier refuses them before lowering, at the call's line and column.
     assert old in WGMMA
-    with pytest.raises(ValueError, match=message + r".* in wgmma_tile_kernel"):
+    with pytest.raises(ValueError, match=r"VerifyWellFormed: <string>:\d+:\d+: \[hopper_builtin\] "
+                                         r"in function 'wgmma_tile': ptx_wgmma_\w+: " + message):
         build(WGMMA.replace(old, new, 1))
 
 
 @pytest.mark.parametrize("old,new,message", [
-    ("T.ptx_setmaxnreg_dec(40)", "T.ptx_setmaxnreg_dec(20)", r"ptx_setmaxnreg_dec\(20\) \(a multiple of 8"),
+    ("T.ptx_setmaxnreg_dec(40)", "T.ptx_setmaxnreg_dec(20)", r"ptx_setmaxnreg_dec: the register count 20 \(a multiple of 8 in \[24, 256\]\)"),
     ("T.ptx_named_barrier_arrive(1, 256)", "T.ptx_named_barrier_arrive(0, 256)",
      r"barrier id 0 \(1..15; 0 is the one __syncthreads uses\)"),
     ("T.ptx_named_barrier_sync(1, 256)", "T.ptx_named_barrier_sync(1, 100)",
@@ -303,7 +310,7 @@ def test_bad_operands_of_misc_are_refused(old, new, message):
 
 
 def test_cp_async_size_is_checked():
-    with pytest.raises(ValueError, match=r"ptx_cp_async of 12 bytes \(4, 8 or 16\)"):
+    with pytest.raises(ValueError, match=r"ptx_cp_async: the byte count 12 \(4, 8 or 16\)"):
         build(EXCHANGE.replace("* 4]), 16)", "* 4]), 12)"))
 
 
@@ -356,3 +363,12 @@ def test_gemm_on_the_gpu(m, n, k, variant):
     text = gemm_text(m, n, k) if variant == "plain" else gemm_text(m, n, k, 4, GEMM_SW128)
     build(text)["gemm"](a, w, c)
     torch.testing.assert_close(c, a.float() @ w.float().T, rtol=2e-3, atol=2e-2)
+
+
+def test_a_value_where_a_pointer_belongs_is_refused():
+    text = EXCHANGE.replace("T.ptx_mbarrier_arrive(T.address_of(bar[0]))",
+                            "T.ptx_mbarrier_arrive(bar[0])")
+    with pytest.raises(ValueError, match=r"\[hopper_builtin\] in function 'exchange': "
+                                         r"ptx_mbarrier_arrive: the barrier must be a pointer "
+                                         r"\(T.address_of\(buf\[i\]\) or a buffer's data\), not uint64"):
+        build(text)

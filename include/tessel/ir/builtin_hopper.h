@@ -40,10 +40,21 @@
 #ifndef TESSEL_IR_BUILTIN_HOPPER_H_
 #define TESSEL_IR_BUILTIN_HOPPER_H_
 
+#include <tessel/ir/expr.h>
+
+#include <cstdint>
 #include <string>
 
 namespace tessel {
 namespace ir {
+
+// What is wrong with the operands of a call of one of these builtins ("" when nothing): pointers
+// that are not handles, and operands PTX takes as immediates that are not literals or out of
+// their range (wgmma shape, input type, transposes, group counts, register counts, barrier ids
+// and thread counts, copy sizes, swizzle). The verifier and the CUDA generator both ask it.
+std::string CheckHopperCall(const CallNode* op);
+// N of a wgmma shape "m64n<N>k16" (a multiple of 8 in [8, 256]); 0 for any other text.
+int64_t WgmmaN(const std::string& shape);
 
 // Whether `name` is one of the builtins above.
 bool IsHopperBuiltin(const std::string& name);

@@ -27,6 +27,8 @@
 // - "negative_size": no buffer dimension or Allocate extent is a negative constant, and no
 //   vectorized loop has a constant extent below 1.
 // - "div_by_zero": no integer Div, Mod, FloorDiv or FloorMod has the constant divisor 0.
+// - "hopper_builtin": the operands of a Hopper PTX builtin are what ir::CheckHopperCall accepts
+//   (pointers where PTX takes addresses, constants in range where it takes immediates).
 #ifndef TESSEL_TRANSFORM_VERIFY_WELL_FORMED_H_
 #define TESSEL_TRANSFORM_VERIFY_WELL_FORMED_H_
 

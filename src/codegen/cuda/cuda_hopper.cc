@@ -135,23 +135,6 @@ TSL_HELPER uint64_t tsl_wgmma_desc(const void* smem, uint32_t lbo, uint32_t sbo,
   return table;
 }
 
-int64_t ConstArg(const CallNode* op, size_t i, const std::string& what, const std::string& fn) {
-  auto v = AsConstInt(op->args[i]);
-  if (!v) {
-    CudaUnsupported((*op->op.as<Op>())->name + ": " + what + " must be a constant", fn);
-  }
-  return *v;
-}
-
-std::string StringArg(const CallNode* op, size_t i, const std::string& what,
-                      const std::string& fn) {
-  const auto* s = op->args[i].as<StringImmNode>();
-  if (s == nullptr) {
-    CudaUnsupported((*op->op.as<Op>())->name + ": " + what + " must be a string constant", fn);
-  }
-  return s->value;
-}
-
 struct WgmmaForm {
   int64_t n = 0;
   std::string dtype;
@@ -162,32 +145,13 @@ struct WgmmaForm {
   }
 };
 
-WgmmaForm Wgmma(const CallNode* op, const std::string& fn) {
+// The form of a wgmma call whose operands CheckHopperCall accepted.
+WgmmaForm Wgmma(const CallNode* op) {
   WgmmaForm w;
-  std::string shape = StringArg(op, 4, "the shape", fn);
-  std::string prefix = "m64n", suffix = "k16";
-  bool ok = shape.size() > prefix.size() + suffix.size() && shape.rfind(prefix, 0) == 0 &&
-            shape.compare(shape.size() - suffix.size(), suffix.size(), suffix) == 0;
-  if (ok) {
-    std::string n = shape.substr(prefix.size(), shape.size() - prefix.size() - suffix.size());
-    ok = !n.empty() && n.find_first_not_of("0123456789") == std::string::npos && n.size() <= 3;
-    if (ok) w.n = std::stoll(n);
-  }
-  if (!ok || w.n < 8 || w.n > 256 || w.n % 8 != 0) {
-    CudaUnsupported("ptx_wgmma_mma_async: shape \"" + shape +
-                        "\" (expected m64n<N>k16, N a multiple of 8 in [8, 256])",
-                    fn);
-  }
-  w.dtype = StringArg(op, 5, "the input dtype", fn);
-  if (w.dtype != "f16" && w.dtype != "bf16") {
-    CudaUnsupported("ptx_wgmma_mma_async: input dtype \"" + w.dtype + "\" (expected f16 or bf16)",
-                    fn);
-  }
-  w.trans_a = ConstArg(op, 6, "trans_a", fn);
-  w.trans_b = ConstArg(op, 7, "trans_b", fn);
-  if ((w.trans_a != 0 && w.trans_a != 1) || (w.trans_b != 0 && w.trans_b != 1)) {
-    CudaUnsupported("ptx_wgmma_mma_async: trans_a and trans_b are 0 or 1", fn);
-  }
+  w.n = WgmmaN(op->args[4].as<StringImmNode>()->value);
+  w.dtype = op->args[5].as<StringImmNode>()->value;
+  w.trans_a = *AsConstInt(op->args[6]);
+  w.trans_b = *AsConstInt(op->args[7]);
   return w;
 }
 
@@ -214,6 +178,9 @@ std::string WgmmaHelper(const WgmmaForm& w) {
 std::string EmitHopperCall(const CallNode* op, const std::function<std::string(size_t)>& arg,
                            const std::string& fn) {
   std::string name = (*op->op.as<Op>())->name;
+  std::string error = CheckHopperCall(op);
+  if (!error.empty()) CudaUnsupported(error, fn);
+  auto imm = [&](size_t i) { return std::to_string(*AsConstInt(op->args[i])); };
   if (name == "ptx_mbarrier_init") return "tsl_mbarrier_init(" + arg(0) + ", " + arg(1) + ")";
   if (name == "ptx_mbarrier_arrive") return "tsl_mbarrier_arrive(" + arg(0) + ")";
   if (name == "ptx_mbarrier_arrive_expect_tx") {
@@ -225,60 +192,29 @@ std::string EmitHopperCall(const CallNode* op, const std::function<std::string(s
   if (name == "ptx_mbarrier_wait") return "tsl_mbarrier_wait(" + arg(0) + ", " + arg(1) + ")";
   if (name == "ptx_fence_mbarrier_init") return "tsl_fence_mbarrier_init()";
   if (name == "ptx_fence_proxy_async") return "tsl_fence_proxy_async()";
-  if (name == "ptx_cp_async") {
-    int64_t bytes = ConstArg(op, 2, "the byte count", fn);
-    if (bytes != 4 && bytes != 8 && bytes != 16) {
-      CudaUnsupported("ptx_cp_async of " + std::to_string(bytes) + " bytes (4, 8 or 16)", fn);
-    }
-    return "tsl_cp_async<" + std::to_string(bytes) + ">(" + arg(0) + ", " + arg(1) + ")";
-  }
+  if (name == "ptx_cp_async") return "tsl_cp_async<" + imm(2) + ">(" + arg(0) + ", " + arg(1) + ")";
   if (name == "ptx_cp_async_commit_group") return "tsl_cp_async_commit_group()";
-  if (name == "ptx_cp_async_wait_group") {
-    int64_t n = ConstArg(op, 0, "the group count", fn);
-    if (n < 0 || n > 7) CudaUnsupported("ptx_cp_async_wait_group(" + std::to_string(n) + ")", fn);
-    return "tsl_cp_async_wait_group<" + std::to_string(n) + ">()";
+  if (name == "ptx_cp_async_wait_group") return "tsl_cp_async_wait_group<" + imm(0) + ">()";
+  if (name == "ptx_named_barrier_sync") {
+    return "tsl_named_barrier_sync(" + arg(0) + ", " + arg(1) + ")";
   }
-  if (name == "ptx_named_barrier_sync" || name == "ptx_named_barrier_arrive") {
-    if (auto id = AsConstInt(op->args[0]); id && (*id < 1 || *id > 15)) {
-      CudaUnsupported(name + ": barrier id " + std::to_string(*id) +
-                          " (1..15; 0 is the one __syncthreads uses)",
-                      fn);
-    }
-    if (auto n = AsConstInt(op->args[1]); n && (*n <= 0 || *n % 32 != 0)) {
-      CudaUnsupported(name + ": thread count " + std::to_string(*n) + " (a multiple of 32)", fn);
-    }
-    std::string f =
-        name == "ptx_named_barrier_sync" ? "tsl_named_barrier_sync(" : "tsl_named_barrier_arrive(";
-    return f + arg(0) + ", " + arg(1) + ")";
+  if (name == "ptx_named_barrier_arrive") {
+    return "tsl_named_barrier_arrive(" + arg(0) + ", " + arg(1) + ")";
   }
-  if (name == "ptx_setmaxnreg_inc" || name == "ptx_setmaxnreg_dec") {
-    int64_t n = ConstArg(op, 0, "the register count", fn);
-    if (n < 24 || n > 256 || n % 8 != 0) {
-      CudaUnsupported(name + "(" + std::to_string(n) + ") (a multiple of 8 in [24, 256])", fn);
-    }
-    std::string f = name == "ptx_setmaxnreg_inc" ? "tsl_setmaxnreg_inc<" : "tsl_setmaxnreg_dec<";
-    return f + std::to_string(n) + ">()";
-  }
+  if (name == "ptx_setmaxnreg_inc") return "tsl_setmaxnreg_inc<" + imm(0) + ">()";
+  if (name == "ptx_setmaxnreg_dec") return "tsl_setmaxnreg_dec<" + imm(0) + ">()";
   if (name == "ptx_elect_one_sync") return "tsl_elect_one_sync()";
   if (name == "ptx_wgmma_fence") return "tsl_wgmma_fence()";
   if (name == "ptx_wgmma_commit_group") return "tsl_wgmma_commit_group()";
-  if (name == "ptx_wgmma_wait_group") {
-    int64_t n = ConstArg(op, 0, "the group count", fn);
-    if (n < 0 || n > 7) CudaUnsupported("ptx_wgmma_wait_group(" + std::to_string(n) + ")", fn);
-    return "tsl_wgmma_wait_group<" + std::to_string(n) + ">()";
-  }
+  if (name == "ptx_wgmma_wait_group") return "tsl_wgmma_wait_group<" + imm(0) + ">()";
   if (name == "ptx_wgmma_desc") {
-    int64_t swizzle = ConstArg(op, 3, "the swizzle", fn);
-    int layout = swizzle == 0 ? 0 : swizzle == 128 ? 1 : swizzle == 64 ? 2 : swizzle == 32 ? 3 : -1;
-    if (layout < 0) {
-      CudaUnsupported(
-          "ptx_wgmma_desc: swizzle " + std::to_string(swizzle) + " (0, 32, 64 or 128 bytes)", fn);
-    }
+    int64_t swizzle = *AsConstInt(op->args[3]);
+    int layout = swizzle == 0 ? 0 : swizzle == 128 ? 1 : swizzle == 64 ? 2 : 3;
     return "tsl_wgmma_desc(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " +
            std::to_string(layout) + "u)";
   }
   if (name == "ptx_wgmma_mma_async") {
-    WgmmaForm w = Wgmma(op, fn);
+    WgmmaForm w = Wgmma(op);
     return w.Name() + "((float*)(" + arg(0) + "), " + arg(1) + ", " + arg(2) + ", (uint32_t)(" +
            arg(3) + "))";
   }
@@ -297,7 +233,9 @@ std::string HopperPrelude(const IRModule& mod) {
       std::string name = (*op)->name;
       if (name == "ptx_mbarrier_wait") fixed.insert("ptx_mbarrier_try_wait");
       if (name == "ptx_wgmma_mma_async") {
-        WgmmaForm w = Wgmma(call, kv.first);
+        std::string error = CheckHopperCall(call);
+        if (!error.empty()) CudaUnsupported(error, kv.first);
+        WgmmaForm w = Wgmma(call);
         wgmma.emplace(w.Name(), WgmmaHelper(w));
         return;
       }

@@ -215,6 +215,8 @@ Operand Parser::EvalOpCall(const Node* n, const std::string& name) {
     t = args[1].dtype();
   } else if (name == "isnan" || name == "isinf") {
     t = DataType::Bool(args[0].dtype().lanes());
+  } else if (name == "address_of") {
+    t = DataType::Handle();  // a pointer, as in TVM
   } else if (!args.empty()) {
     t = args[0].dtype();
   }
