@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "tests" / "python"))
 import torch  # noqa: E402
 
 import tessel  # noqa: E402
-from test_hopper_builtins import GEMM, GEMM_SW128, gemm_text  # noqa: E402
+from test_hopper_builtins import GEMM, GEMM_SW128, GEMM_SW128_N256, gemm_text  # noqa: E402
 
 
 def timed(fn, reps=20):
@@ -43,7 +43,8 @@ def main() -> int:
         c = torch.empty(n, n, device="cuda")
         ref = timed(lambda: torch.matmul(a, w.T))
         fl = 2.0 * n ** 3
-        for name, text, stage_list in (("plain", GEMM, (3, 4)), ("sw128", GEMM_SW128, (4, 5))):
+        for name, text, stage_list in (("plain", GEMM, (3, 4)), ("sw128", GEMM_SW128, (4, 5)),
+                                       ("sw128, 128x256 tiles", GEMM_SW128_N256, (3, 4))):
             best = None
             for stages in stage_list:
                 f = tessel.build(gemm_text(n, n, n, stages, text),

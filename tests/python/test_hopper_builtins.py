@@ -209,6 +209,64 @@ def gemm(A: T.Buffer((M, K), "float16"), W: T.Buffer((N, K), "float16"),
 """
 
 
+# The swizzled GEMM on 128x256 tiles: wgmma m64n256k16 (128 accumulators per thread), 48 KB per
+# stage.
+GEMM_SW128_N256 = """
+@T.prim_func
+def gemm(A: T.Buffer((M, K), "float16"), W: T.Buffer((N, K), "float16"),
+         C: T.Buffer((M, N), "float32")):
+    T.func_attr({"global_symbol": "gemm", "target": "cuda", "tir.noalias": True})
+    for bn in T.thread_binding(N // 256, thread="blockIdx.x"):
+        for bm in T.thread_binding(M // 128, thread="blockIdx.y"):
+            smem_data = T.allocate([STAGES * 24576], "float16", "shared.dyn")
+            smem = T.decl_buffer((STAGES * 24576,), "float16", data=smem_data, scope="shared.dyn")
+            for tx in T.thread_binding(256, thread="threadIdx.x"):
+                acc_data = T.allocate([128], "float32", "local")
+                acc = T.decl_buffer((128,), "float32", data=acc_data, scope="local")
+                for r in T.unroll(128):
+                    acc[r] = T.float32(0)
+                for s in T.unroll(STAGES - 2):
+                    for c in T.unroll(4):
+                        T.ptx_cp_async(
+                            T.address_of(smem[s * 24576 + (c * 32 + tx // 8) * 64 + T.bitwise_xor(tx % 8, tx // 8 % 8) * 8]),
+                            T.address_of(A[bm * 128 + c * 32 + tx // 8, s * 64 + tx % 8 * 8]), 16)
+                    for c in T.unroll(8):
+                        T.ptx_cp_async(
+                            T.address_of(smem[s * 24576 + 8192 + (c * 32 + tx // 8) * 64 + T.bitwise_xor(tx % 8, tx // 8 % 8) * 8]),
+                            T.address_of(W[bn * 256 + c * 32 + tx // 8, s * 64 + tx % 8 * 8]), 16)
+                    T.ptx_cp_async_commit_group()
+                for kt in range(K // 64):
+                    T.ptx_cp_async_wait_group(STAGES - 3)
+                    T.ptx_fence_proxy_async()
+                    T.tvm_storage_sync("shared")
+                    T.ptx_wgmma_fence()
+                    for ks in T.unroll(4):
+                        T.ptx_wgmma_mma_async(
+                            T.address_of(acc[0]),
+                            T.ptx_wgmma_desc(T.address_of(smem[kt % STAGES * 24576 + tx // 128 * 4096 + ks * 16]), 16, 1024, 128, dtype="uint64"),
+                            T.ptx_wgmma_desc(T.address_of(smem[kt % STAGES * 24576 + 8192 + ks * 16]), 16, 1024, 128, dtype="uint64"),
+                            1, "m64n256k16", "f16", 0, 0)
+                    T.ptx_wgmma_commit_group()
+                    if kt + STAGES - 2 < K // 64:
+                        for c in T.unroll(4):
+                            T.ptx_cp_async(
+                                T.address_of(smem[(kt + STAGES - 2) % STAGES * 24576 + (c * 32 + tx // 8) * 64 + T.bitwise_xor(tx % 8, tx // 8 % 8) * 8]),
+                                T.address_of(A[bm * 128 + c * 32 + tx // 8, (kt + STAGES - 2) * 64 + tx % 8 * 8]), 16)
+                        for c in T.unroll(8):
+                            T.ptx_cp_async(
+                                T.address_of(smem[(kt + STAGES - 2) % STAGES * 24576 + 8192 + (c * 32 + tx // 8) * 64 + T.bitwise_xor(tx % 8, tx // 8 % 8) * 8]),
+                                T.address_of(W[bn * 256 + c * 32 + tx // 8, (kt + STAGES - 2) * 64 + tx % 8 * 8]), 16)
+                    T.ptx_cp_async_commit_group()
+                    T.ptx_wgmma_wait_group(1)
+                T.ptx_wgmma_wait_group(0)
+                for j in T.unroll(32):
+                    for h in T.unroll(2):
+                        for c in T.unroll(2):
+                            C[bm * 128 + tx // 128 * 64 + tx % 128 // 32 * 16 + tx % 32 // 4 + 8 * h,
+                              bn * 256 + 8 * j + 2 * (tx % 4) + c] = acc[4 * j + 2 * h + c]
+"""
+
+
 def gemm_text(m, n, k, stages=3, text=None):
     # Operands PTX takes as immediates must be literals in the IR, so the stage arithmetic is
     # done here.
@@ -217,7 +275,7 @@ def gemm_text(m, n, k, stages=3, text=None):
         text = text.replace(f"STAGES - {d}", str(stages - d))
     return (text.replace("STAGES", str(stages)).replace("(M, K)", f"({m}, {k})")
             .replace("(N, K)", f"({n}, {k})").replace("(M, N)", f"({m}, {n})")
-            .replace("N // 128", str(n // 128)).replace("M // 128", str(m // 128))
+            .replace("N // 128", str(n // 128)).replace("N // 256", str(n // 256)).replace("M // 128", str(m // 128))
             .replace("K // 64", str(k // 64)))
 
 
@@ -355,12 +413,17 @@ def test_swizzled_gemm_ptx_keeps_one_wgmma_group_in_flight():
 
 @needs_h100
 @pytest.mark.parametrize("m,n,k", [(128, 128, 64), (256, 384, 512), (1024, 1024, 1024)])
-@pytest.mark.parametrize("variant", ["plain", "sw128"])
+@pytest.mark.parametrize("variant", ["plain", "sw128", "sw128_n256"])
 def test_gemm_on_the_gpu(m, n, k, variant):
     a = torch.randn(m, k, device="cuda").half()
     w = torch.randn(n, k, device="cuda").half()
     c = torch.full((m, n), float("nan"), device="cuda")
-    text = gemm_text(m, n, k) if variant == "plain" else gemm_text(m, n, k, 4, GEMM_SW128)
+    if variant == "sw128_n256" and n % 256:
+        n = 2 * n
+        w = torch.randn(n, k, device="cuda").half()
+        c = torch.full((m, n), float("nan"), device="cuda")
+    text = {"plain": gemm_text(m, n, k), "sw128": gemm_text(m, n, k, 4, GEMM_SW128),
+            "sw128_n256": gemm_text(m, n, k, 4, GEMM_SW128_N256)}[variant]
     build(text)["gemm"](a, w, c)
     torch.testing.assert_close(c, a.float() @ w.float().T, rtol=2e-3, atol=2e-2)
 
@@ -372,3 +435,8 @@ def test_a_value_where_a_pointer_belongs_is_refused():
                                          r"ptx_mbarrier_arrive: the barrier must be a pointer "
                                          r"\(T.address_of\(buf\[i\]\) or a buffer's data\), not uint64"):
         build(text)
+
+
+def test_wide_tile_gemm_ptx_uses_n256():
+    ptx = ptx_of(build(gemm_text(256, 512, 256, 4, GEMM_SW128_N256)))
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in ptx
