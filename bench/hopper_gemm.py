@@ -56,6 +56,15 @@ def main() -> int:
             print(f"fp16 GEMM {n}^3 (A @ W.T), {name}: tessel {fl / best[0] / 1e12:.1f} TFLOP/s "
                   f"({best[1]} stages), cuBLAS {fl / ref / 1e12:.1f} TFLOP/s, "
                   f"ratio {ref / best[0]:.3f}")
+        ab, wb = a.bfloat16(), w.bfloat16()
+        f = tessel.build(gemm_text(n, n, n, 4, GEMM_SW128_N256, "bfloat16"),
+                         target="cuda -arch=sm_90a")["gemm"]
+        f(ab, wb, c)
+        torch.testing.assert_close(c, ab.float() @ wb.float().T, rtol=1e-2, atol=1e-1)
+        t = timed(lambda: f(ab, wb, c))
+        ref_b = timed(lambda: torch.matmul(ab, wb.T))
+        print(f"bf16 GEMM {n}^3 (A @ W.T), sw128, 128x256 tiles: tessel {fl / t / 1e12:.1f} "
+              f"TFLOP/s, cuBLAS {fl / ref_b / 1e12:.1f} TFLOP/s, ratio {ref_b / t:.3f}")
     return 0
 
 

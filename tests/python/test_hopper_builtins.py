@@ -267,10 +267,12 @@ def gemm(A: T.Buffer((M, K), "float16"), W: T.Buffer((N, K), "float16"),
 """
 
 
-def gemm_text(m, n, k, stages=3, text=None):
+def gemm_text(m, n, k, stages=3, text=None, dtype="float16"):
     # Operands PTX takes as immediates must be literals in the IR, so the stage arithmetic is
     # done here.
     text = text or GEMM
+    if dtype == "bfloat16":
+        text = text.replace('"float16"', '"bfloat16"').replace('"f16", 0, 0)', '"bf16", 0, 0)')
     for d in (1, 2, 3):
         text = text.replace(f"STAGES - {d}", str(stages - d))
     return (text.replace("STAGES", str(stages)).replace("(M, K)", f"({m}, {k})")
@@ -440,3 +442,18 @@ def test_a_value_where_a_pointer_belongs_is_refused():
 def test_wide_tile_gemm_ptx_uses_n256():
     ptx = ptx_of(build(gemm_text(256, 512, 256, 4, GEMM_SW128_N256)))
     assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in ptx
+
+
+def test_bf16_gemm_ptx_uses_bf16_wgmma():
+    ptx = ptx_of(build(gemm_text(256, 512, 256, 4, GEMM_SW128_N256, "bfloat16")))
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16" in ptx
+
+
+@needs_h100
+@pytest.mark.parametrize("m,n,k", [(256, 512, 256), (1024, 1024, 1024)])
+def test_bf16_gemm_on_the_gpu(m, n, k):
+    a = torch.randn(m, k, device="cuda").bfloat16()
+    w = torch.randn(n, k, device="cuda").bfloat16()
+    c = torch.full((m, n), float("nan"), device="cuda")
+    build(gemm_text(m, n, k, 4, GEMM_SW128_N256, "bfloat16"))["gemm"](a, w, c)
+    torch.testing.assert_close(c, a.float() @ w.float().T, rtol=1e-2, atol=5e-2)
