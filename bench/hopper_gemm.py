@@ -7,7 +7,6 @@ wgmma m64n128k16, no TMA, no swizzle, not warp-specialized, not persistent) agai
 
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
@@ -18,22 +17,12 @@ sys.path.insert(0, str(ROOT / "tests" / "python"))
 import torch  # noqa: E402
 
 import tessel  # noqa: E402
+from cuda_bench import cuda_time  # noqa: E402
 from test_hopper_builtins import GEMM, GEMM_SW128, GEMM_SW128_N256, gemm_text  # noqa: E402
 
 
-def timed(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e) / 1e3)
-    return statistics.median(ts)
+def timed(fn):
+    return cuda_time(fn, 20)
 
 
 def main() -> int:

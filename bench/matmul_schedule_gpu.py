@@ -18,12 +18,12 @@ two float4s as well. `--source-only` prints the CUDA and exits (no GPU needed).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import tessel  # noqa: E402
 
@@ -111,19 +111,10 @@ def main() -> int:
     torch.cuda.synchronize()
     err = (c - ref).abs().max().item() / ref.abs().max().item()
 
+    from cuda_bench import cuda_time
+
     def timed(fn):
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(args.reps):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            ts.append(s.elapsed_time(e) / 1e3)
-        return statistics.median(ts)
+        return cuda_time(fn, args.reps)
 
     flops = 2.0 * n ** 3
     rows = [("tessel (scheduled)", timed(lambda: f(ta, tb, tc))),
