@@ -24,7 +24,8 @@ void CheckPlainLoop(Impl* impl, const PrimFunc& f, const ForNode* loop) {
   }
   if (loop->kind != ForKind::kSerial) {
     impl->Fail("the loop " + name + " is " + std::string(ForKindName(loop->kind)) +
-                   "; only a serial loop can be " + impl->primitive() + "ed",
+                   "; only a serial loop can be " +
+                   (impl->primitive() == "split" ? "split" : impl->primitive() + "d"),
                f, LoopMark(loop->loop_var));
   }
   if (!loop->annotations.empty()) {

@@ -129,7 +129,7 @@ def test_split_refuses_a_parallel_loop():
     i, _, _ = sch.get_loops(sch.get_block("C"))
     sch.parallel(i)
     with pytest.raises(tessel.ScheduleError,
-                       match="the loop i is parallel; only a serial loop can be split"):
+                       match=r"the loop i is parallel; only a serial loop can be split\n"):
         sch.split(i, [8, 8])
 
 
