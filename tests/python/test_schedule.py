@@ -10,6 +10,7 @@ import pytest
 import tvm_ffi
 
 import tessel
+from schedule_testing import replays
 from tessel import ir
 
 MATMUL = """
@@ -48,15 +49,6 @@ def run_matmul(mod):
     c = np.full((64, 40), np.nan, "float32")
     tessel.build(mod)["matmul"](*(tvm_ffi.from_dlpack(x) for x in (a, b, c)))
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-4)
-
-
-def replays(sch, src):
-    """The trace, printed as Python and as JSON, replays onto a fresh schedule to an equal module."""
-    fresh = tessel.Schedule(src)
-    exec(sch.trace.as_python(), {"sch": fresh})  # noqa: S102
-    ir.assert_structural_equal(fresh.mod, sch.mod)
-    again = tessel.Schedule.from_json(src, sch.trace.as_json())
-    ir.assert_structural_equal(again.mod, sch.mod)
 
 
 def loop_text(sch):

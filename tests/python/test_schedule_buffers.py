@@ -8,9 +8,9 @@ import re
 
 import numpy as np
 import pytest
-import tvm_ffi
 
 import tessel
+from schedule_testing import replays, run
 from tessel import ir
 
 TWO = """
@@ -31,23 +31,8 @@ def two(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
 rng = np.random.default_rng(11)
 
 
-def replays(sch, src):
-    """The trace, printed as Python and as JSON, replays onto a fresh schedule to an equal module;
-    the scheduled module also survives printing and parsing."""
-    fresh = tessel.Schedule(src)
-    exec(sch.trace.as_python(), {"sch": fresh})  # noqa: S102
-    ir.assert_structural_equal(fresh.mod, sch.mod)
-    again = tessel.Schedule.from_json(src, sch.trace.as_json())
-    ir.assert_structural_equal(again.mod, sch.mod)
-    ir.assert_structural_equal(tessel.parse(tessel.as_text(sch.mod)), sch.mod)
-
-
 def text(sch):
     return tessel.as_text(sch.mod)
-
-
-def run(mod, name, *arrays):
-    tessel.build(mod)[name](*(tvm_ffi.from_dlpack(x) for x in arrays))
 
 
 def run_two(mod):

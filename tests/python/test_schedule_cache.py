@@ -10,37 +10,12 @@ import re
 
 import numpy as np
 import pytest
-import tvm_ffi
 
 import tessel
+from schedule_testing import replays, same_as, run, refused
 from tessel import ir
 
 rng = np.random.default_rng(23)
-
-
-def replays(sch, src):
-    """The trace, printed as Python and as JSON, replays onto a fresh schedule to an equal module."""
-    fresh = tessel.Schedule(src)
-    exec(sch.trace.as_python(), {"sch": fresh})  # noqa: S102
-    ir.assert_structural_equal(fresh.mod, sch.mod)
-    again = tessel.Schedule.from_json(src, sch.trace.as_json())
-    ir.assert_structural_equal(again.mod, sch.mod)
-
-
-def same_as(sch, expected):
-    ir.assert_structural_equal(sch.mod, tessel.Schedule(expected).mod)
-
-
-def run(mod, name, *arrays):
-    tessel.build(mod)[name](*(tvm_ffi.from_dlpack(x) for x in arrays))
-
-
-def refused(sch, call, message):
-    """`call` raises ScheduleError matching `message` and leaves the module as it was."""
-    before = sch.mod
-    with pytest.raises(tessel.ScheduleError, match=message):
-        call()
-    ir.assert_structural_equal(sch.mod, before)
 
 
 # ---- an elementwise chain ----
