@@ -158,6 +158,7 @@ std::vector<String> LowerPipeline(const target::Target& target) {
             "LowerBlocks",
             "CompactBufferAllocation",
             "FlattenBuffer",
+            "SwizzleLayout",
             "Simplify",
             "LowerThreadBinding",
             "InjectSharedBarriers",
@@ -170,8 +171,9 @@ std::vector<String> LowerPipeline(const target::Target& target) {
   if (target->kind != "c") {
     TVM_FFI_THROW(ValueError) << "target " << target->kind << ": not supported yet";
   }
-  return {"VerifyWellFormed", "LowerBlocks", "CompactBufferAllocation", "FlattenBuffer", "Simplify",
-          "VectorizeLoop",    "UnrollLoop",  "LowerIntrinsics",         "Simplify"};
+  return {"VerifyWellFormed", "LowerBlocks", "CompactBufferAllocation", "FlattenBuffer",
+          "SwizzleLayout",    "Simplify",    "VectorizeLoop",           "UnrollLoop",
+          "LowerIntrinsics",  "Simplify"};
 }
 
 ir::IRModule Lower(const ir::IRModule& mod, const target::Target& target) {

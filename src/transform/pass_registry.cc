@@ -10,6 +10,7 @@
 #include <tessel/transform/pass.h>
 #include <tessel/transform/simplify.h>
 #include <tessel/transform/split_host_device.h>
+#include <tessel/transform/swizzle_layout.h>
 #include <tessel/transform/unroll_loop.h>
 #include <tessel/transform/vectorize_loop.h>
 #include <tessel/transform/verify_well_formed.h>
@@ -24,6 +25,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("LowerBlocks", LowerBlocksPass);
   RegisterPass("CompactBufferAllocation", CompactBufferAllocationPass);
   RegisterPass("FlattenBuffer", FlattenBufferPass);
+  RegisterPass("SwizzleLayout", SwizzleLayoutPass);
   RegisterPass("Simplify", [] {
     return CreateModulePass([](IRModule mod) { return Simplify(mod); }, 1, "Simplify");
   });

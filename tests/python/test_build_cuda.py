@@ -23,7 +23,8 @@ def test_pipeline():
     names = [str(n) for n in get_global_func("tessel.codegen.LowerPipeline")("cuda -arch=sm_90")]
     assert names[:2] == ["VerifyWellFormed", "LowerCrossThreadReduction"]
     assert names[2:4] == ["LowerBlocks", "CompactBufferAllocation"]
-    assert names[6:8] == ["LowerThreadBinding", "InjectSharedBarriers"]
+    assert names[4:6] == ["FlattenBuffer", "SwizzleLayout"]
+    assert names[7:9] == ["LowerThreadBinding", "InjectSharedBarriers"]
     assert names[-2:] == ["SplitHostDevice", "Simplify"]
 
 

@@ -14,6 +14,7 @@
 #include <tessel/ir/ops.h>
 #include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/split_host_device.h>
+#include <tessel/transform/swizzle_layout.h>
 #include <tvm/ffi/error.h>
 
 #include <map>
@@ -485,10 +486,23 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
   std::string n = names_.Get(op->buffer_var);
   auto dyn = dyn_offsets_.find(op->buffer_var.get());
   if (dyn != dyn_offsets_.end()) {
+    if (int64_t swizzle = transform::SwizzleBytes(op); swizzle > 0) {
+      auto offset = AsConstInt(dyn->second);
+      if (!offset || *offset % (8 * swizzle) != 0) {
+        CudaUnsupported("the swizzled dynamic shared buffer " +
+                            std::string(op->buffer_var->name_hint) + " at byte offset " +
+                            Scalar(dyn->second) + " (a multiple of " + std::to_string(8 * swizzle) +
+                            " is needed)",
+                        name_);
+      }
+    }
     Line(st + "* " + n + " = (" + st + "*)(tsl_dyn_smem + " + Scalar(dyn->second) + ");");
   } else if (extent && *extent > 0) {
     std::string prefix = scope == "shared" ? "__shared__ " : "";
-    Line(prefix + "__align__(16) " + st + " " + n + "[" + std::to_string(*extent) + "];");
+    // A swizzled layout repeats every 8 rows of its swizzle width: its base must be that aligned.
+    int64_t align = std::max<int64_t>(16, 8 * transform::SwizzleBytes(op));
+    Line(prefix + "__align__(" + std::to_string(align) + ") " + st + " " + n + "[" +
+         std::to_string(*extent) + "];");
   } else {
     CudaUnsupported("an allocation of " + std::string(op->buffer_var->name_hint) + " in scope '" +
                         scope +
@@ -521,7 +535,14 @@ std::string Kernel::Run(bool* uses_grid_sync) {
     }
   }
   if (!dyn_offsets_.empty()) {
-    Line("extern __shared__ __align__(16) unsigned char tsl_dyn_smem[];");
+    // 1024: the atom of the widest swizzle, so that a swizzled buffer at a multiple of its atom
+    // is aligned too.
+    bool swizzled = false;
+    PostOrderVisit(func_->body, [&](const ObjectRef& n) {
+      if (const auto* a = n.as<AllocateNode>()) swizzled = swizzled || transform::SwizzleBytes(a);
+    });
+    Line(std::string("extern __shared__ __align__(") + (swizzled ? "1024" : "16") +
+         ") unsigned char tsl_dyn_smem[];");
   }
   VisitStmt(func_->body);
   *uses_grid_sync = grid_sync_;

@@ -188,7 +188,8 @@ TEST_F(BuildTest, PipelineIsTheContractsOrder) {
   for (const String& n : names) joined += std::string(n) + " ";
   EXPECT_EQ(
       joined,
-      "VerifyWellFormed LowerBlocks CompactBufferAllocation FlattenBuffer Simplify VectorizeLoop "
+      "VerifyWellFormed LowerBlocks CompactBufferAllocation FlattenBuffer SwizzleLayout Simplify "
+      "VectorizeLoop "
       "UnrollLoop LowerIntrinsics Simplify ");
 }
 

@@ -359,10 +359,11 @@ TEST(SplitHostDevice, GpuExamplesGoThroughTheCudaPipeline) {
   }
   std::sort(files.begin(), files.end());
   EXPECT_GE(files.size(), 7u);
-  const char* passes[] = {"VerifyWellFormed",     "LowerBlocks",     "CompactBufferAllocation",
-                          "FlattenBuffer",        "Simplify",        "LowerThreadBinding",
-                          "InjectSharedBarriers", "VectorizeLoop",   "UnrollLoop",
-                          "LowerIntrinsics",      "SplitHostDevice", "Simplify"};
+  const char* passes[] = {
+      "VerifyWellFormed", "LowerBlocks", "CompactBufferAllocation", "FlattenBuffer",
+      "SwizzleLayout",    "Simplify",    "LowerThreadBinding",      "InjectSharedBarriers",
+      "VectorizeLoop",    "UnrollLoop",  "LowerIntrinsics",         "SplitHostDevice",
+      "Simplify"};
   for (const fs::path& path : files) {
     SCOPED_TRACE(path.filename().string());
     std::ifstream in(path);
