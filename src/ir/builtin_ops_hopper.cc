@@ -33,16 +33,19 @@ TESSEL_REGISTER_OP("ptx_wgmma_commit_group").NumInputs(0).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_wgmma_wait_group").NumInputs(1).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_wgmma_desc").NumInputs(4);
 TESSEL_REGISTER_OP("ptx_wgmma_mma_async").NumInputs(8).Effect(K::kOpaque);
+// ptx_ldmatrix is TVM's op, registered with the other builtins (builtin_ops.cc).
+TESSEL_REGISTER_OP("ptx_stmatrix").NumInputs(6).Effect(K::kOpaque);
 
 bool IsHopperBuiltin(const std::string& name) {
   return name.rfind("ptx_mbarrier_", 0) == 0 || name.rfind("ptx_fence_", 0) == 0 ||
          name.rfind("ptx_cp_async", 0) == 0 || name.rfind("ptx_named_barrier_", 0) == 0 ||
          name.rfind("ptx_setmaxnreg_", 0) == 0 || name == "ptx_elect_one_sync" ||
-         name.rfind("ptx_wgmma_", 0) == 0;
+         name.rfind("ptx_wgmma_", 0) == 0 || name == "ptx_ldmatrix" || name == "ptx_stmatrix";
 }
 
 int MinSmVersion(const std::string& name) {
   if (name.rfind("ptx_cp_async", 0) == 0) return 80;
+  if (name == "ptx_ldmatrix") return 75;
   if (name.rfind("ptx_named_barrier_", 0) == 0) return 0;
   return 90;
 }
@@ -119,6 +122,26 @@ std::string CheckHopperCall(const CallNode* op) {
   if (name == "ptx_setmaxnreg_inc" || name == "ptx_setmaxnreg_dec") {
     return Constant(op, 0, "the register count", Values(24, 256, 8),
                     "a multiple of 8 in [24, 256]");
+  }
+  if (name == "ptx_ldmatrix") {
+    // TVM's operands: dtype, trans, num, type, local_ptr, local_offset, smem_ptr, smem_offset.
+    if (op->args.size() != 8) {
+      return name +
+             ": 8 operands (dtype, trans, num, \".b16\", local_ptr, local_offset, smem_ptr, "
+             "smem_offset), got " +
+             std::to_string(op->args.size());
+    }
+    std::string type;
+    return first({Constant(op, 1, "trans", {0, 1}, "0 or 1"),
+                  Constant(op, 2, "num", {1, 2, 4}, "1, 2 or 4"),
+                  StringOf(op, 3, "the type", &type), Pointer(op, 4, "the local pointer"),
+                  Pointer(op, 6, "the shared pointer"),
+                  type == ".b16" || type.empty() ? "" : name + ": type " + type + " (only .b16)"});
+  }
+  if (name == "ptx_stmatrix") {
+    return first({Constant(op, 0, "trans", {0, 1}, "0 or 1"),
+                  Constant(op, 1, "num", {1, 2, 4}, "1, 2 or 4"),
+                  Pointer(op, 2, "the shared pointer"), Pointer(op, 4, "the local pointer")});
   }
   if (name == "ptx_wgmma_desc") {
     return first({Pointer(op, 0, "the shared-memory matrix"),

@@ -457,3 +457,53 @@ def test_bf16_gemm_on_the_gpu(m, n, k):
     c = torch.full((m, n), float("nan"), device="cuda")
     build(gemm_text(m, n, k, 4, GEMM_SW128_N256, "bfloat16"))["gemm"](a, w, c)
     torch.testing.assert_close(c, a.float() @ w.float().T, rtol=1e-2, atol=5e-2)
+
+
+LDST_MATRIX = """
+@T.prim_func
+def ldst(A: T.Buffer((256,), "float16"), B: T.Buffer((256,), "float16")):
+    T.func_attr({"global_symbol": "ldst", "target": "cuda"})
+    threadIdx_x = T.int32()
+    with T.attr(threadIdx_x, "thread_extent", 32):
+        s_data = T.allocate([256], "float16", "shared")
+        s = T.decl_buffer((256,), "float16", data=s_data, scope="shared")
+        t_data = T.allocate([256], "float16", "shared")
+        t = T.decl_buffer((256,), "float16", data=t_data, scope="shared")
+        r_data = T.allocate([8], "float16", "local")
+        r = T.decl_buffer((8,), "float16", data=r_data, scope="local")
+        for i in range(8):
+            s[threadIdx_x * 8 + i] = A[threadIdx_x * 8 + i]
+        T.tvm_storage_sync("shared")
+        T.ptx_ldmatrix("float16", T.bool(TRANS), 4, ".b16", r.data, 0, s.data, threadIdx_x * 8)
+        T.ptx_stmatrix(TRANS, 4, t.data, threadIdx_x * 8, r.data, 0)
+        T.tvm_storage_sync("shared")
+        for i in range(8):
+            B[threadIdx_x * 8 + i] = t[threadIdx_x * 8 + i]
+"""
+
+
+@pytest.mark.parametrize("trans", [0, 1])
+def test_ldmatrix_and_stmatrix_ptx(trans):
+    text = LDST_MATRIX.replace("T.bool(TRANS)", "T.bool(%s)" % bool(trans)).replace("TRANS", str(trans))
+    ptx = ptx_of(build(text))
+    suffix = ".trans" if trans else ""
+    assert f"ldmatrix.sync.aligned.m8n8.x4{suffix}.shared.b16" in ptx
+    assert f"stmatrix.sync.aligned.m8n8.x4{suffix}.shared.b16" in ptx
+
+
+def test_stmatrix_is_refused_below_sm_90():
+    text = LDST_MATRIX.replace("T.bool(TRANS)", "T.bool(False)").replace("TRANS", "0")
+    with pytest.raises(ValueError, match=r"calls ptx_stmatrix, which needs sm_90 or newer; the "
+                                         r"target is sm_80"):
+        build(text, "sm_80")
+
+
+@needs_h100
+@pytest.mark.parametrize("trans", [0, 1])
+def test_ldmatrix_then_stmatrix_is_the_identity_on_the_gpu(trans):
+    # stmatrix stores the fragment ldmatrix loaded, with the same addresses and transposition.
+    text = LDST_MATRIX.replace("T.bool(TRANS)", "T.bool(%s)" % bool(trans)).replace("TRANS", str(trans))
+    a = torch.randn(256, device="cuda").half()
+    b = torch.zeros(256, device="cuda").half()
+    build(text)["ldst"](a, b)
+    torch.testing.assert_close(b, a, rtol=0, atol=0)

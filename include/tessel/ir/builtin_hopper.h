@@ -27,6 +27,14 @@
 //   ptx_wgmma_fence()                       wgmma.fence.sync.aligned; sm_90a
 //   ptx_wgmma_commit_group()                wgmma.commit_group.sync.aligned; sm_90a
 //   ptx_wgmma_wait_group(n)                 wgmma.wait_group.sync.aligned n (constant); sm_90a
+//   ptx_ldmatrix(dtype, trans, num, ".b16", local_ptr, local_offset, smem_ptr, smem_offset)
+//                                           TVM's op: ldmatrix.sync.aligned.m8n8.x<num>[.trans]
+//                                           .shared.b16 into num 32-bit registers at local_ptr +
+//                                           local_offset (elements of dtype), rows addressed by
+//                                           smem_ptr + smem_offset per lane; sm_75
+//   ptx_stmatrix(trans, num, smem_ptr, smem_offset, local_ptr, local_offset)
+//                                           stmatrix.sync.aligned.m8n8.x<num>[.trans].shared.b16:
+//                                           the reverse, from num 32-bit registers; sm_90
 //   ptx_wgmma_desc(smem, lbo, sbo, swizzle) uint64 shared-memory matrix descriptor: start address
 //                                           of `smem` >> 4, leading and stride byte offsets >> 4,
 //                                           swizzle 0 (none), 32, 64 or 128 bytes (constant)
@@ -58,7 +66,8 @@ int64_t WgmmaN(const std::string& shape);
 
 // Whether `name` is one of the builtins above.
 bool IsHopperBuiltin(const std::string& name);
-// The oldest sm_XX that has it (80 for cp.async, 0 for named barriers, 90 for the rest).
+// The oldest sm_XX that has it (75 for ldmatrix, 80 for cp.async, 0 for named barriers, 90 for
+// the rest).
 int MinSmVersion(const std::string& name);
 // Whether it exists only on sm_90a (wgmma, setmaxnreg): built for plain sm_90 it is an error.
 bool NeedsSm90a(const std::string& name);

@@ -119,6 +119,28 @@ TSL_HELPER void tsl_wgmma_wait_group() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
 }
 )TSL"},
+      {"ptx_ldmatrix", R"TSL(template <int N, int T>
+TSL_HELPER void tsl_ldmatrix(uint32_t* r, const void* smem) {
+  uint32_t a = tsl_smem_addr(smem);
+  if (N == 1 && T == 0) asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r[0]) : "r"(a));
+  if (N == 1 && T == 1) asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r[0]) : "r"(a));
+  if (N == 2 && T == 0) asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+  if (N == 2 && T == 1) asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+  if (N == 4 && T == 0) asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+  if (N == 4 && T == 1) asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+)TSL"},
+      {"ptx_stmatrix", R"TSL(template <int N, int T>
+TSL_HELPER void tsl_stmatrix(const uint32_t* r, void* smem) {
+  uint32_t a = tsl_smem_addr(smem);
+  if (N == 1 && T == 0) asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};" :: "r"(a), "r"(r[0]) : "memory");
+  if (N == 1 && T == 1) asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 [%0], {%1};" :: "r"(a), "r"(r[0]) : "memory");
+  if (N == 2 && T == 0) asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" :: "r"(a), "r"(r[0]), "r"(r[1]) : "memory");
+  if (N == 2 && T == 1) asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};" :: "r"(a), "r"(r[0]), "r"(r[1]) : "memory");
+  if (N == 4 && T == 0) asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" :: "r"(a), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
+  if (N == 4 && T == 1) asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" :: "r"(a), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
+}
+)TSL"},
       {"ptx_wgmma_desc",
        R"TSL(/* A wgmma shared-memory matrix descriptor: start address, leading and stride byte offsets
    (each >> 4, 14 bits), base offset 0, layout type in bits 62-63 (1: 128-byte swizzle,
@@ -207,6 +229,15 @@ std::string EmitHopperCall(const CallNode* op, const std::function<std::string(s
   if (name == "ptx_wgmma_fence") return "tsl_wgmma_fence()";
   if (name == "ptx_wgmma_commit_group") return "tsl_wgmma_commit_group()";
   if (name == "ptx_wgmma_wait_group") return "tsl_wgmma_wait_group<" + imm(0) + ">()";
+  if (name == "ptx_ldmatrix" || name == "ptx_stmatrix") {
+    // Offsets count 16-bit elements, as in TVM.
+    bool ld = name == "ptx_ldmatrix";
+    size_t t = ld ? 1 : 0;
+    std::string local = "(uint32_t*)((uint16_t*)(" + arg(4) + ") + " + arg(5) + ")";
+    std::string smem = "(void*)((uint16_t*)(" + arg(ld ? 6 : 2) + ") + " + arg(ld ? 7 : 3) + ")";
+    return std::string(ld ? "tsl_ldmatrix<" : "tsl_stmatrix<") + imm(t + 1) + ", " + imm(t) + ">(" +
+           local + ", " + smem + ")";
+  }
   if (name == "ptx_wgmma_desc") {
     int64_t swizzle = *AsConstInt(op->args[3]);
     int layout = swizzle == 0 ? 0 : swizzle == 128 ? 1 : swizzle == 64 ? 2 : 3;
