@@ -9,10 +9,12 @@
 #include <tessel/codegen/codegen_cuda.h>
 #include <tessel/codegen/codegen_metal.h>
 #include <tessel/codegen/library_bin.h>
+#include <tessel/ir/builtin_hopper.h>
 #include <tessel/ir/functor.h>
+#include <tessel/ir/op.h>
 #include <tessel/ir/span.h>
-#include <tvm/ffi/error.h>
 #include <tessel/runtime/metal_module.h>
+#include <tvm/ffi/error.h>
 
 #include <chrono>
 
@@ -55,6 +57,17 @@ CompiledModule BuildMetal(const ir::IRModule& mod, const target::Target& target,
   for (const String& name : lowered.FunctionNames()) {
     ir::PrimFunc f = lowered->functions.at(name);
     if (IsDeviceKernel(f)) {
+      // The Hopper builtins are PTX; MSL has nothing that means the same.
+      std::string ptx;
+      ir::PostOrderVisit(f->body, [&](const tvm::ffi::ObjectRef& node) {
+        const auto* call = node.as<ir::CallNode>();
+        auto op = call ? call->op.as<ir::Op>() : std::nullopt;
+        if (op && ptx.empty() && ir::IsHopperBuiltin((*op)->name)) ptx = (*op)->name;
+      });
+      if (!ptx.empty()) {
+        TVM_FFI_THROW(ValueError) << f.GetGlobalSymbol().value_or(name) << ": target metal: " << ptx
+                                  << " is a CUDA PTX builtin; Metal has no equivalent";
+      }
       device_funcs.Set(name, f);
     } else {
       // The host cannot touch Metal memory: its data pointers are MTLBuffer handles.

@@ -507,3 +507,11 @@ def test_ldmatrix_then_stmatrix_is_the_identity_on_the_gpu(trans):
     b = torch.zeros(256, device="cuda").half()
     build(text)["ldst"](a, b)
     torch.testing.assert_close(b, a, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("text,kernel,builtin", [(WGMMA, "wgmma_tile_kernel", "ptx_fence_proxy_async"),
+                                                 (EXCHANGE, "exchange_kernel", "ptx_mbarrier_init")])
+def test_metal_refuses_the_ptx_builtins_by_name(text, kernel, builtin):
+    with pytest.raises(ValueError, match=kernel + r": target metal: " + builtin +
+                       r" is a CUDA PTX builtin; Metal has no equivalent"):
+        tessel.build(text, target="metal")
