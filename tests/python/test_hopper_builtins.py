@@ -515,3 +515,43 @@ def test_metal_refuses_the_ptx_builtins_by_name(text, kernel, builtin):
     with pytest.raises(ValueError, match=kernel + r": target metal: " + builtin +
                        r" is a CUDA PTX builtin; Metal has no equivalent"):
         tessel.build(text, target="metal")
+
+
+def logical_layout(text):
+    """`text` with the hand-written swizzle replaced by the tessel.swizzle_bytes annotation: the
+    program indexes its tiles logically and SwizzleLayout stores them swizzled."""
+    return (text.replace("T.bitwise_xor(tx % 8, tx // 8 % 8) * 8", "tx % 8 * 8")
+            .replace('"float16", "shared.dyn")',
+                     '"float16", "shared.dyn", annotations={"tessel.swizzle_bytes": 128})'))
+
+
+def copy_addresses(text):
+    """The shared-memory element each cp.async of the lowered kernel writes, as Python source in
+    the kernel's variables, in program order (read from the printed kernel)."""
+    parsed = tessel.parse(text)
+    mod = tvm_ffi.get_global_func("tessel.codegen.Lower")(ir.IRModule({"main": parsed}),
+                                                          "cuda -arch=sm_90a")
+    printed = str(mod)
+    out, at = [], 0
+    while (at := printed.find("T.ptx_cp_async(T.address_of(", at)) >= 0:
+        start = printed.index("[", at) + 1
+        depth, end = 1, start
+        while depth:
+            depth += {"[": 1, "]": -1}.get(printed[end], 0)
+            end += 1
+        out.append(printed[start:end - 1])
+        at = end
+    return out
+
+
+def test_the_swizzle_annotation_gives_the_addresses_of_the_hand_written_gemm():
+    # The hand-written form is the one that ran on the H200; the annotation must put every copy
+    # at the very same shared-memory element, for every thread, stage and k-tile.
+    text = gemm_text(256, 512, 256, 4, GEMM_SW128_N256)
+    hand, logical = copy_addresses(text), copy_addresses(logical_layout(text))
+    assert len(hand) == len(logical) == 36  # two prologue stages and the loop body, 12 copies each
+    for h, g in zip(hand, logical):
+        for tx in range(256):
+            for kt in range(4):
+                env = {"threadIdx_x": tx, "kt": kt}
+                assert eval(h, {}, env) == eval(g, {}, env), (h, g, tx, kt)  # noqa: S307
