@@ -81,9 +81,9 @@ std::vector<Stmt> SeqOf(const Stmt& body) {
   return {body};
 }
 
-bool Holds(const Stmt& stmt, const BlockRealizeNode* realize) {
+bool Holds(const Stmt& stmt, const Object* node) {
   bool found = false;
-  PostOrderVisit(stmt, [&](const ObjectRef& n) { found = found || n.get() == realize; });
+  PostOrderVisit(stmt, [&](const ObjectRef& n) { found = found || n.get() == node; });
   return found;
 }
 
@@ -241,23 +241,21 @@ Stmt BufferReplacer::VisitStmt_(const BlockNode* op) {
   return WithSpan(out, op->span);
 }
 
-PrimFunc AllocateIn(const PrimFunc& f, const BlockRealizeNode* scope, const Buffer& buffer) {
+PrimFunc WithScopeBody(const PrimFunc& f, const BlockRealizeNode* scope, const Stmt& body,
+                       const std::optional<Buffer>& alloc) {
   PrimFunc g = f;
   if (scope == nullptr) {
-    if (const auto* root = f->body.as<BlockRealizeNode>()) {
-      if (root->block->iter_vars.empty()) scope = root;
-    }
-  }
-  if (scope == nullptr) {
-    Block root({}, {}, {}, "root", f->body, std::nullopt, {buffer});
-    g.CopyOnWrite()->body = BlockRealize({}, Bool(true), root);
+    g.CopyOnWrite()->body =
+        alloc
+            ? BlockRealize({}, Bool(true), Block({}, {}, {}, "root", body, std::nullopt, {*alloc}))
+            : body;
     return g;
   }
   const BlockNode* b = scope->block.get();
   Array<Buffer> allocs = b->alloc_buffers;
-  allocs.push_back(buffer);
-  Block nb(b->iter_vars, b->reads, b->writes, b->name_hint, b->body, b->init, allocs,
-           b->match_buffers, b->annotations);
+  if (alloc) allocs.push_back(*alloc);
+  Block nb(b->iter_vars, b->reads, b->writes, b->name_hint, body, b->init, allocs, b->match_buffers,
+           b->annotations);
   BlockRealize nr(scope->iter_values, scope->predicate, nb);
   g.CopyOnWrite()->body = ReplaceIn(f->body, GetRef<Stmt>(scope), WithSpan(nr, scope->span));
   return g;

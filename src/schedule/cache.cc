@@ -94,28 +94,6 @@ Stmt CopyNest(const std::string& name, const Buffer& src, const Buffer& dst, con
   return s;
 }
 
-// The function with the scope's body replaced by `body` and `buffer` allocated in the scope.
-PrimFunc Install(const PrimFunc& f, const BlockRealizeNode* scope, const Stmt& body,
-                 const Buffer& buffer) {
-  PrimFunc g = f;
-  if (scope == nullptr) {
-    g.CopyOnWrite()->body = body;
-    return AllocateIn(g, nullptr, buffer);
-  }
-  const BlockNode* b = scope->block.get();
-  Array<Buffer> allocs = b->alloc_buffers;
-  allocs.push_back(buffer);
-  Block nb(b->iter_vars, b->reads, b->writes, b->name_hint, body, b->init, allocs, b->match_buffers,
-           b->annotations);
-  BlockRealize nr(scope->iter_values, scope->predicate, nb);
-  g.CopyOnWrite()->body = ReplaceIn(f->body, GetRef<Stmt>(scope), WithSpan(nr, scope->span));
-  return g;
-}
-
-Stmt MakeSeq(const std::vector<Stmt>& stmts) {
-  return stmts.size() == 1 ? stmts[0] : SeqStmt(Array<Stmt>(stmts.begin(), stmts.end()));
-}
-
 }  // namespace
 
 RV ScheduleNode::CacheRead(const RV& block, int64_t read_buffer_index, const String& storage_scope,
@@ -219,7 +197,7 @@ RV ScheduleNode::CacheRead(const RV& block, int64_t read_buffer_index, const Str
     if (i == at) out.push_back(CopyNest(name, src, dst, *region, &ana));
     out.push_back(s);
   }
-  PrimFunc g = Install(f, scope, MakeSeq(out), dst);
+  PrimFunc g = WithScopeBody(f, scope, SeqStmt::Flatten(Array<Stmt>(out.begin(), out.end())), dst);
   mod_.CopyOnWrite()->functions.Set(e.func, g);
   RV rv = impl.NewBlock(e.func, name);
   impl.Record({block, read_buffer_index, storage_scope,
@@ -338,7 +316,8 @@ RV ScheduleNode::CacheWrite(const RV& block, int64_t write_buffer_index,
     // The consumer reads the cache instead of the buffer: nothing may write the buffer in
     // between (the cache would be stale), and it may read only what the block computed.
     std::vector<Stmt> between(stmts.begin() + at + 1, stmts.begin() + cpos + 1);
-    for (const ScopedRealize& r : ScopeRealizes(MakeSeq(between))) {
+    for (const ScopedRealize& r :
+         ScopeRealizes(SeqStmt::Flatten(Array<Stmt>(between.begin(), between.end())))) {
       if (!Writes(GetRef<Stmt>(r.realize), data)) continue;
       impl.Fail("block \"" + std::string(r.realize->block->name_hint) + "\" writes " +
                     std::string(buf->name) + " after block \"" + bname +
@@ -382,7 +361,7 @@ RV ScheduleNode::CacheWrite(const RV& block, int64_t write_buffer_index,
     }
     out.push_back(s);
   }
-  PrimFunc g = Install(f, scope, MakeSeq(out), dst);
+  PrimFunc g = WithScopeBody(f, scope, SeqStmt::Flatten(Array<Stmt>(out.begin(), out.end())), dst);
   mod_.CopyOnWrite()->functions.Set(e.func, g);
   RV rv = impl.NewBlock(e.func, name);
   impl.Record({block, write_buffer_index, storage_scope,

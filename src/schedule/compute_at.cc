@@ -118,12 +118,6 @@ bool WritesWholeBox(const BlockRealizeNode* realize, const Object* data,
   return ok && any;
 }
 
-bool HoldsNode(const Stmt& stmt, const Object* node) {
-  bool found = false;
-  PostOrderVisit(stmt, [&](const ObjectRef& n) { found = found || n.get() == node; });
-  return found;
-}
-
 void MoveUnder(ScheduleNode* sch, const RV& block, const RV& loop, bool preserve_unit_loops,
                int64_t index, bool reverse) {
   Impl impl(sch, reverse ? "reverse_compute_at" : "compute_at");
@@ -162,7 +156,7 @@ void MoveUnder(ScheduleNode* sch, const RV& block, const RV& loop, bool preserve
   size_t bpos = stmts.size(), lpos = stmts.size();
   for (size_t i = 0; i < stmts.size(); ++i) {
     if (Holds(stmts[i], realize)) bpos = i;
-    if (HoldsNode(stmts[i], target)) lpos = i;
+    if (Holds(stmts[i], target)) lpos = i;
   }
   // The block's own nest: loops that hold nothing but it.
   Stmt s = stmts[bpos];
@@ -441,18 +435,8 @@ void MoveUnder(ScheduleNode* sch, const RV& block, const RV& loop, bool preserve
                       ? ReplaceIn(stmts[i], GetRef<Stmt>(target), WithSpan(moved, target->span))
                       : stmts[i]);
   }
-  Stmt new_body = out.size() == 1 ? out[0] : SeqStmt(Array<Stmt>(out.begin(), out.end()));
-  PrimFunc g = f;
-  if (scope == nullptr) {
-    g.CopyOnWrite()->body = new_body;
-  } else {
-    const BlockNode* sb = scope->block.get();
-    Block nb(sb->iter_vars, sb->reads, sb->writes, sb->name_hint, new_body, sb->init,
-             sb->alloc_buffers, sb->match_buffers, sb->annotations);
-    g.CopyOnWrite()->body =
-        ReplaceIn(f->body, GetRef<Stmt>(scope),
-                  WithSpan(BlockRealize(scope->iter_values, scope->predicate, nb), scope->span));
-  }
+  PrimFunc g =
+      WithScopeBody(f, scope, SeqStmt::Flatten(Array<Stmt>(out.begin(), out.end())), std::nullopt);
   sch->mod_.CopyOnWrite()->functions.Set(e.func, g);
   std::vector<const VarNode*> gone;
   for (const ForNode* l : site.loops) gone.push_back(l->loop_var.get());

@@ -123,8 +123,8 @@ const ir::BlockRealizeNode* EnclosingBlock(const ir::PrimFunc& f, const ir::Obje
 
 // The statements of `body` when it is a sequence, else `body` alone.
 std::vector<ir::Stmt> SeqOf(const ir::Stmt& body);
-// Whether `stmt` holds the block realize `realize` (or is it).
-bool Holds(const ir::Stmt& stmt, const ir::BlockRealizeNode* realize);
+// Whether `stmt` holds the node `node` (a block realize, a loop), or is it.
+bool Holds(const ir::Stmt& stmt, const ir::Object* node);
 // Whether a block under `stmt` stores into / loads from the buffer with data variable `data`.
 bool Writes(const ir::Stmt& stmt, const ir::Object* data);
 bool Reads(const ir::Stmt& stmt, const ir::Object* data);
@@ -171,10 +171,11 @@ class BufferReplacer : public ir::StmtExprMutator {
   bool loads_only_;
 };
 
-// `f` with `buffer` added to the allocations of the block `scope` (nullptr: the function body,
-// which is wrapped in a "root" block when it is not one).
-ir::PrimFunc AllocateIn(const ir::PrimFunc& f, const ir::BlockRealizeNode* scope,
-                        const ir::Buffer& buffer);
+// `f` with the body of the block `scope` (nullptr: the function body) replaced by `body`, and
+// `alloc`, when given, added to that block's allocations (a function body without a block is
+// wrapped in a "root" block to hold it).
+ir::PrimFunc WithScopeBody(const ir::PrimFunc& f, const ir::BlockRealizeNode* scope,
+                           const ir::Stmt& body, const std::optional<ir::Buffer>& alloc);
 
 }  // namespace schedule
 }  // namespace tessel
