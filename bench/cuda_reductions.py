@@ -1,0 +1,541 @@
+"""Row softmax, LayerNorm and RMSNorm on the GPU (issue 15): tessel's register-resident kernels
+against torch (torch.softmax, F.layer_norm, F.rms_norm), a Triton peer written here (one program
+per row, the whole row in one block, the classic num_warps heuristic) and the device's copy
+bandwidth (torch `copy_` of a tensor of the same size).
+
+The kernels are TVMScript made by the generator below: examples/softmax_gpu_fast.py,
+examples/layernorm_gpu.py and examples/rmsnorm_gpu.py are its output for the variants of
+`DISPATCH` (`--emit OP` prints one; tests/python/test_reductions_gpu.py checks they agree).
+The benchmark also builds single-variant functions (`CANDIDATES`) to compare row mappings at each
+row length.
+
+    python bench/cuda_reductions.py [--arch sm_90] [--candidates] [--emit softmax|layernorm|rmsnorm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+VEC = {"float32": 4, "float16": 8, "bfloat16": 8}  # elements in 16 bytes
+SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+EPS = {"layernorm": "1e-05", "rmsnorm": "1e-06"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How one kernel maps rows to threads.
+
+    threads: threads per row (32: one warp per row); rows: rows per block (warp variant only);
+    elems: row elements each thread keeps in registers (0: the scalar fallback, which rereads
+    the row from global memory and handles any length)."""
+
+    threads: int
+    rows: int = 1
+    elems: int = 32
+
+    def capacity(self) -> int:
+        return self.threads * self.elems
+
+    def tag(self) -> str:
+        if not self.elems:
+            return f"s{self.threads}"
+        return f"w{self.rows}x{self.elems}" if self.threads == 32 else f"b{self.threads}x{self.elems}"
+
+
+class Lines:
+    def __init__(self):
+        self.out = []
+        self.depth = 0
+
+    def __call__(self, text):
+        self.out.append("    " * self.depth + text)
+
+    def block(self, head):
+        self(head)
+        return _Indent(self)
+
+
+class _Indent:
+    def __init__(self, lines):
+        self.lines = lines
+
+    def __enter__(self):
+        self.lines.depth += 1
+
+    def __exit__(self, *exc):
+        self.lines.depth -= 1
+
+
+def _load(dtype, expr):
+    return expr if dtype == "float32" else f'T.Cast("float32", {expr})'
+
+
+def _store(dtype, expr):
+    return expr if dtype == "float32" else f'T.Cast("{dtype}", {expr})'
+
+
+def _f(x):
+    return f"T.float32({x})"
+
+
+def params(op, dtype):
+    a = f'A: T.Buffer((n, m), "{dtype}")'
+    out = f'B: T.Buffer((n, m), "{dtype}")'
+    if op == "softmax":
+        return [a, out]
+    w = f'W: T.Buffer((m,), "{dtype}")'
+    if op == "layernorm":
+        return [a, w, f'Bias: T.Buffer((m,), "{dtype}")', out]
+    return [a, w, out]
+
+
+def _reduce(L, v, slot, kind, var):
+    """Combine s[slot] over the threads of one row: shuffles within the warp, then (v.threads > 32)
+    through the shared buffer `var`, read whole by every thread."""
+    comb = (lambda a, b: f"T.max({a}, {b})") if kind == "max" else (lambda a, b: f"{a} + {b}")
+    with L.block("for j in T.unroll(5):"):
+        L(f"s[{slot}] = {comb(f's[{slot}]', f'T.shfl_xor(s[{slot}], 16 >> j, 32)')}")
+    if v.threads > 32:
+        nw = v.threads // 32
+        with L.block("if tx % 32 == 0:"):
+            L(f"{var}[tx // 32] = s[{slot}]")
+        L(f"s[{slot}] = {var}[0]")
+        with L.block(f"for w in T.unroll({nw - 1}):"):
+            L(f"s[{slot}] = {comb(f's[{slot}]', f'{var}[w + 1]')}")
+
+
+def kernel(L, op, dtype, v: Variant):
+    """One kernel (a thread-binding nest) at L's current depth."""
+    V = VEC[dtype]
+    fill = 'T.float32("-inf")' if op == "softmax" else _f(0)
+    if v.threads == 32:
+        L(f'for bx in T.thread_binding((n + {v.rows - 1}) // {v.rows}, thread="blockIdx.x"):')
+        L.depth += 1
+        L(f'for ty in T.thread_binding({v.rows}, thread="threadIdx.y"):')
+        L.depth += 1
+        row = f"bx * {v.rows} + ty"
+    else:
+        L('for bx in T.thread_binding(n, thread="blockIdx.x"):')
+        L.depth += 1
+        row = "bx"
+    nw = v.threads // 32
+    if v.threads > 32:
+        for var in ("red0", "red1") if op != "rmsnorm" else ("red0",):
+            L(f'{var}_data = T.allocate([{nw}], "float32", "shared")')
+            L(f'{var} = T.decl_buffer(({nw},), "float32", data={var}_data, scope="shared")')
+    L(f'for tx in T.thread_binding({v.threads}, thread="threadIdx.x"):')
+    L.depth += 1
+    if v.elems:
+        L(f'x_data = T.allocate([{v.elems}], "float32", "local")')
+        L(f'x = T.decl_buffer(({v.elems},), "float32", data=x_data, scope="local")')
+    L('s_data = T.allocate([2], "float32", "local")')
+    L('s = T.decl_buffer((2,), "float32", data=s_data, scope="local")')
+    if v.threads == 32:
+        L(f"if {row} < n:")
+        L.depth += 1
+    if v.elems:
+        _vector_body(L, op, dtype, v, row, V, fill)
+    else:
+        _scalar_body(L, op, dtype, v, row)
+    L.depth -= 4 if v.threads == 32 else 2
+
+
+def _vector_body(L, op, dtype, v, row, V, fill):
+    T_, K = v.threads, v.elems // V
+    base = f"({row}) * mv * {V} + (k * {T_} + tx) * {V}"
+    col = f"(k * {T_} + tx) * {V} + e"
+    live = f"k * {T_} + tx < mv"
+    with L.block(f"for k in T.unroll({K}):"):
+        with L.block(f"if {live}:"):
+            with L.block(f"for e in T.vectorized({V}):"):
+                L(f"x[k * {V} + e] = {_load(dtype, f'Af[{base} + e]')}")
+        with L.block("else:"):
+            with L.block(f"for e in T.vectorized({V}):"):
+                L(f"x[k * {V} + e] = {fill}")
+    E = v.elems
+    if op == "softmax":
+        L('s[0] = T.float32("-inf")')
+        with L.block(f"for i in T.unroll({E}):"):
+            L("s[0] = T.max(s[0], x[i])")
+        _reduce(L, v, 0, "max", "red0")
+        L(f"s[1] = {_f(0)}")
+        with L.block(f"for i in T.unroll({E}):"):
+            L("x[i] = T.exp(x[i] - s[0])")
+            L("s[1] = s[1] + x[i]")
+        _reduce(L, v, 1, "sum", "red1")
+        L(f"s[1] = {_f(1)} / s[1]")
+        out = "x[k * {V} + e] * s[1]".format(V=V)
+    elif op == "layernorm":
+        L(f"s[0] = {_f(0)}")
+        with L.block(f"for i in T.unroll({E}):"):
+            L("s[0] = s[0] + x[i]")
+        _reduce(L, v, 0, "sum", "red0")
+        L('s[0] = s[0] / T.Cast("float32", m)')
+        L(f"s[1] = {_f(0)}")
+        with L.block(f"for k in T.unroll({E // V}):"):
+            with L.block(f"if {live}:"):
+                with L.block(f"for e in T.unroll({V}):"):
+                    L(f"x[k * {V} + e] = x[k * {V} + e] - s[0]")
+                    L(f"s[1] = s[1] + x[k * {V} + e] * x[k * {V} + e]")
+        _reduce(L, v, 1, "sum", "red1")
+        L(f'''s[1] = T.rsqrt(s[1] / T.Cast("float32", m) + {_f(EPS[op])})''')
+        out = (f"x[k * {V} + e] * s[1] * {_load(dtype, f'W[{col}]')} + "
+               f"{_load(dtype, f'Bias[{col}]')}")
+    else:
+        L(f"s[0] = {_f(0)}")
+        with L.block(f"for i in T.unroll({E}):"):
+            L("s[0] = s[0] + x[i] * x[i]")
+        _reduce(L, v, 0, "sum", "red0")
+        L(f'''s[0] = T.rsqrt(s[0] / T.Cast("float32", m) + {_f(EPS[op])})''')
+        out = f"x[k * {V} + e] * s[0] * {_load(dtype, f'W[{col}]')}"
+    with L.block(f"for k in T.unroll({K}):"):
+        with L.block(f"if {live}:"):
+            with L.block(f"for e in T.vectorized({V}):"):
+                L(f"Bf[{base} + e] = {_store(dtype, out)}")
+
+
+def _scalar_body(L, op, dtype, v, row):
+    T_ = v.threads
+    steps = f"(m + {T_ - 1}) // {T_}"
+    a = _load(dtype, f"A[{row}, k * {T_} + tx]")
+    guard = f"k * {T_} + tx < m"
+
+    def sweep(update):
+        with L.block(f"for k in range({steps}):"):
+            with L.block(f"if {guard}:"):
+                for u in update:
+                    L(u)
+
+    if op == "softmax":
+        L('s[0] = T.float32("-inf")')
+        sweep([f"s[0] = T.max(s[0], {a})"])
+        _reduce(L, v, 0, "max", "red0")
+        L(f"s[1] = {_f(0)}")
+        sweep([f"s[1] = s[1] + T.exp({a} - s[0])"])
+        _reduce(L, v, 1, "sum", "red1")
+        L(f"s[1] = {_f(1)} / s[1]")
+        out = f"T.exp({a} - s[0]) * s[1]"
+    elif op == "layernorm":
+        L(f"s[0] = {_f(0)}")
+        sweep([f"s[0] = s[0] + {a}"])
+        _reduce(L, v, 0, "sum", "red0")
+        L('s[0] = s[0] / T.Cast("float32", m)')
+        L(f"s[1] = {_f(0)}")
+        sweep([f"s[1] = s[1] + ({a} - s[0]) * ({a} - s[0])"])
+        _reduce(L, v, 1, "sum", "red1")
+        L(f'''s[1] = T.rsqrt(s[1] / T.Cast("float32", m) + {_f(EPS[op])})''')
+        out = (f"({a} - s[0]) * s[1] * {_load(dtype, f'W[k * {T_} + tx]')} + "
+               f"{_load(dtype, f'Bias[k * {T_} + tx]')}")
+    else:
+        L(f"s[0] = {_f(0)}")
+        sweep([f"s[0] = s[0] + {a} * {a}"])
+        _reduce(L, v, 0, "sum", "red0")
+        L(f'''s[0] = T.rsqrt(s[0] / T.Cast("float32", m) + {_f(EPS[op])})''')
+        out = f"{a} * s[0] * {_load(dtype, f'W[k * {T_} + tx]')}"
+    sweep([f"B[{row}, k * {T_} + tx] = {_store(dtype, out)}"])
+
+
+def function(op, dtype, name, variants, depth=0):
+    """A PrimFunc whose host part picks the first variant whose row capacity holds m (vector
+    variants need m % VEC == 0); the last variant is taken otherwise."""
+    L = Lines()
+    L.depth = depth
+    V = VEC[dtype]
+    L("@T.prim_func")
+    L(f"def {name}({', '.join(params(op, dtype))}):")
+    L.depth += 1
+    L(f'T.func_attr({{"global_symbol": "{name}", "target": "cuda", "tir.noalias": True}})')
+    if any(v.elems for v in variants):
+        L(f"mv = m // {V}")
+        L(f'Af = T.decl_buffer((n * m,), "{dtype}", data=A.data)')
+        L(f'Bf = T.decl_buffer((n * m,), "{dtype}", data=B.data)')
+    if len(variants) == 1:
+        kernel(L, op, dtype, variants[0])
+        return "\n".join(L.out)
+    for i, v in enumerate(variants):
+        if i == len(variants) - 1:
+            L("else:")
+        else:
+            cond = f"m % {V} == 0 and m <= {v.capacity()}" if v.elems else "True"
+            L(("if " if i == 0 else "elif ") + cond + ":")
+        L.depth += 1
+        kernel(L, op, dtype, v)
+        L.depth -= 1
+    return "\n".join(L.out)
+
+
+HEADER = "from __future__ import annotations\n\nfrom tessel.script import ir as I\nfrom tessel.script import tir as T\n"
+
+
+def module(op, name, dtypes, variants):
+    parts = [HEADER, "@I.ir_module", "class Module:"]
+    for dt in dtypes:
+        parts.append(function(op, dt, f"{name}_{SHORT[dt]}", variants, depth=1))
+        parts.append("")
+    return "\n".join(parts)
+
+
+
+# ---- the dispatching modules (the examples) ----
+
+# One warp per row up to 1024 elements, one block of 256 threads up to 8192, of 1024 threads up to
+# 32768 (32 elements in registers per thread), else (longer rows, or a length that 16 bytes do not
+# divide) the scalar kernel that rereads the row from global memory (L2).
+DISPATCH = [Variant(32, rows=4), Variant(256), Variant(1024), Variant(256, elems=0)]
+EXAMPLES = {"softmax": ("softmax_gpu_fast", "softmax_fast"), "layernorm": ("layernorm_gpu", "layernorm"),
+            "rmsnorm": ("rmsnorm_gpu", "rmsnorm")}
+DTYPES = ["float32", "float16", "bfloat16"]
+
+WHY = {
+    "softmax": "y = exp(x - max) / sum(exp(x - max)) over each row of A (n, m), fp32 accumulation.",
+    "layernorm": "y = (x - mean) * rsqrt(var + 1e-5) * W + Bias over each row (torch's layer_norm).",
+    "rmsnorm": "y = x * rsqrt(mean(x^2) + 1e-6) * W over each row (torch's rms_norm).",
+}
+
+
+def example_text(op: str) -> str:
+    """The text of examples/<file>.py for `op`: a header saying why it is shaped as it is, then an
+    IRModule of one dispatching function per dtype."""
+    file, name = EXAMPLES[op]
+    head = f"""# Row {op} on the GPU at memory bandwidth (issue 15):
+# {WHY[op]}
+# Generated by `python bench/cuda_reductions.py --emit {op}`; edit the generator, not this file.
+#
+# Each row is read from global memory once, in 16-byte accesses (T.vectorized over 4 float32 or
+# 8 float16/bfloat16 elements: float4/uint4 in the CUDA source), and kept in registers (32 float32
+# per thread, accumulation in float32) while the row's statistics are reduced: warp shuffles
+# (T.shfl_xor), then, with more than one warp per row, one value per warp through shared memory.
+# The output is written from registers, so the kernel moves the tensor's bytes once each way.
+# The host part of each function picks the kernel at launch from the symbolic row length m:
+#   m % vec == 0 and m <= 1024:  one warp per row, 4 rows per block of 128 threads
+#   m % vec == 0 and m <= 8192:  one block of 256 threads per row
+#   m % vec == 0 and m <= 32768: one block of 1024 threads per row
+#   otherwise:                   one block of 256 threads per row, scalar, rereading the row
+# Rows are addressed through flat views with the row stride written as mv * vec (mv = m // vec),
+# so the code generator can prove the 16-byte alignment of each vector access.
+"""
+    return head + module(op, name, DTYPES, DISPATCH)
+
+
+# Single-variant functions compared by --candidates at each row length.
+CANDIDATES = {
+    1024: [Variant(32, rows=4), Variant(32, rows=8), Variant(128, elems=8), Variant(256, elems=4)],
+    4096: [Variant(128), Variant(256), Variant(512), Variant(1024)],
+    8192: [Variant(256), Variant(512), Variant(1024)],
+    32768: [Variant(1024), Variant(512, elems=64), Variant(1024, elems=0), Variant(256, elems=0)],
+}
+SHAPES = [(65536, 1024), (16384, 4096), (8192, 8192), (2048, 32768)]
+
+
+def candidate_module(op, dtype):
+    parts = [HEADER, "@I.ir_module", "class Module:"]
+    seen = set()
+    for m, vs in CANDIDATES.items():
+        for v in vs:
+            if v.tag() in seen or (v.elems and v.elems % VEC[dtype]):
+                continue
+            seen.add(v.tag())
+            parts.append(function(op, dtype, f"{op}_{SHORT[dtype]}_{v.tag()}", [v], depth=1))
+    return "\n".join(parts)
+
+
+# ---- Triton peers ----
+
+def triton_kernels():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def softmax_k(x_ptr, y_ptr, m, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < m
+        x = tl.load(x_ptr + row * m + cols, mask=mask, other=-float("inf")).to(tl.float32)
+        x = x - tl.max(x, axis=0)
+        e = tl.exp(x)
+        y = e / tl.sum(e, axis=0)
+        tl.store(y_ptr + row * m + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+    @triton.jit
+    def layernorm_k(x_ptr, w_ptr, b_ptr, y_ptr, m, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < m
+        x = tl.load(x_ptr + row * m + cols, mask=mask, other=0.0).to(tl.float32)
+        mean = tl.sum(x, axis=0) / m
+        d = tl.where(mask, x - mean, 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / m + eps)
+        w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
+        tl.store(y_ptr + row * m + cols, (d * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
+
+    @triton.jit
+    def rmsnorm_k(x_ptr, w_ptr, y_ptr, m, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < m
+        x = tl.load(x_ptr + row * m + cols, mask=mask, other=0.0).to(tl.float32)
+        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / m + eps)
+        w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+        tl.store(y_ptr + row * m + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
+
+    def launch(kern, n, m, *args):
+        block = triton.next_power_of_2(m)
+        warps = 4 if block < 2048 else 8 if block < 4096 else 16 if block < 16384 else 32
+        return lambda: kern[(n,)](*args, BLOCK=block, num_warps=warps)
+
+    return {
+        "softmax": lambda x, y: launch(softmax_k, x.shape[0], x.shape[1], x, y, x.shape[1]),
+        "layernorm": lambda x, w, b, y: launch(layernorm_k, x.shape[0], x.shape[1], x, w, b, y,
+                                               x.shape[1], 1e-5),
+        "rmsnorm": lambda x, w, y: launch(rmsnorm_k, x.shape[0], x.shape[1], x, w, y,
+                                          x.shape[1], 1e-6),
+    }
+
+
+# ---- measurement ----
+
+def torch_reference(op):
+    import torch
+    import torch.nn.functional as F
+
+    if op == "softmax":
+        return lambda x: torch.softmax(x, dim=-1)
+    if op == "layernorm":
+        return lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, eps=1e-5)
+    return lambda x, w: F.rms_norm(x, (x.shape[-1],), w, eps=1e-6)
+
+
+def make_args(op, n, m, dtype):
+    """Inputs (float32 reference copies for the error), the output, and the torch call's inputs."""
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(n * 7 + m)
+    x = (torch.randn(n, m, device="cuda", generator=g) * 3).to(dtype)
+    ins = [x]
+    if op != "softmax":
+        ins.append((1 + 0.5 * torch.randn(m, device="cuda", generator=g)).to(dtype))
+    if op == "layernorm":
+        ins.append((0.5 * torch.randn(m, device="cuda", generator=g)).to(dtype))
+    return ins, torch.empty_like(x)
+
+
+TOL = {"float32": (1e-5, 1e-4), "float16": (1e-2, 4e-3), "bfloat16": (2e-2, 3e-2)}  # rtol, atol
+
+
+def close(y, want, dtype):
+    import torch
+
+    rtol, atol = TOL[dtype]
+    err = (y.float() - want.float()).abs().max().item()
+    ok = torch.allclose(y.float(), want.float(), rtol=rtol, atol=atol)
+    return ok, err
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--emit", choices=sorted(EXAMPLES), help="print examples/<file>.py for OP")
+    ap.add_argument("--candidates", action="store_true", help="also time every CANDIDATES variant")
+    ap.add_argument("--ops", default="softmax,layernorm,rmsnorm")
+    ap.add_argument("--dtypes", default=",".join(DTYPES))
+    ap.add_argument("--reps", type=int, default=20)
+    args = ap.parse_args()
+    if args.emit:
+        sys.stdout.write(example_text(args.emit))
+        return 0
+
+    import torch
+
+    sys.path.insert(0, str(ROOT / "python"))
+    sys.path.insert(0, str(ROOT / "bench"))
+    import tessel
+    from cuda_bench import cuda_time
+
+    target = f"cuda -arch={args.arch}"
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
+          f"date {time.strftime('%Y-%m-%d %H:%M')}; target {target}")
+    try:
+        peers = triton_kernels()
+        import triton
+        print(f"triton {triton.__version__}")
+    except ImportError as e:
+        peers = {}
+        print(f"no Triton peer: {e}")
+    reps = args.reps
+    rows = []
+    failures = 0
+    for op in args.ops.split(","):
+        file, name = EXAMPLES[op]
+        start = time.perf_counter()
+        mod = tessel.build((ROOT / "examples" / f"{file}.py").read_text(), target=target)
+        print(f"built examples/{file}.py in {time.perf_counter() - start:.1f} s")
+        ref = torch_reference(op)
+        for dtype in args.dtypes.split(","):
+            tdt = getattr(torch, dtype)
+            fn = mod[f"{name}_{SHORT[dtype]}"]
+            cand = None
+            if args.candidates:
+                start = time.perf_counter()
+                cand = tessel.build(candidate_module(op, dtype), target=target)
+                print(f"built {op} {dtype} candidates in {time.perf_counter() - start:.1f} s")
+            for n, m in SHAPES:
+                ins, y = make_args(op, n, m, tdt)
+                want = ref(*ins)
+                fn(*ins, y)
+                torch.cuda.synchronize()
+                ok, err = close(y, want, dtype)
+                failures += not ok
+                nbytes = 2 * y.numel() * y.element_size()
+                src = torch.empty_like(y)
+                t_copy = cuda_time(lambda: src.copy_(y), reps)
+                t_ours = cuda_time(lambda: fn(*ins, y), reps)
+                t_torch = cuda_time(lambda: ref(*ins), reps)
+                t_triton = float("nan")
+                if op in peers:
+                    yt = torch.empty_like(y)
+                    call = peers[op](*ins, yt)
+                    call()
+                    torch.cuda.synchronize()
+                    if close(yt, want, dtype)[0]:
+                        t_triton = cuda_time(call, reps)
+                rows.append((op, dtype, n, m, t_ours, nbytes / t_ours, t_copy, t_torch, t_triton,
+                             ok, err))
+                if cand is not None:
+                    times = []
+                    for v in CANDIDATES[m]:
+                        key = f"{op}_{SHORT[dtype]}_{v.tag()}"
+                        if v.elems and v.elems % VEC[dtype]:
+                            continue
+                        f = cand[key]
+                        yc = torch.empty_like(y)
+                        f(*ins, yc)
+                        torch.cuda.synchronize()
+                        c_ok = close(yc, want, dtype)[0]
+                        failures += not c_ok
+                        t = cuda_time(lambda: f(*ins, yc), reps)
+                        times.append(f"{v.tag()} {t * 1e6:.0f}{'' if c_ok else ' WRONG'}")
+                    print(f"  candidates {op} {dtype} {n}x{m} (us; dispatch {t_ours * 1e6:.0f}, "
+                          f"torch {t_torch * 1e6:.0f}, copy {t_copy * 1e6:.0f}): " + ", ".join(times))
+                del ins, y, want, src
+    print()
+    print("| op | dtype | shape | tessel us | GB/s | of copy | torch us | tessel/torch speed | "
+          "Triton us | max abs err |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for op, dtype, n, m, t, bw, t_copy, t_torch, t_triton, ok, err in rows:
+        print(f"| {op} | {SHORT[dtype]} | {n}x{m} | {t * 1e6:.1f} | {bw / 1e9:.0f} | "
+              f"{t_copy / t:.0%} | {t_torch * 1e6:.1f} | {t_torch / t:.2f}x | "
+              f"{t_triton * 1e6:.1f} | {err:.1e}{'' if ok else ' WRONG'} |")
+    print(f"\n{failures} wrong results")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
