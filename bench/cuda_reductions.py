@@ -482,7 +482,7 @@ def main() -> int:
             tdt = getattr(torch, dtype)
             fn = mod[f"{name}_{SHORT[dtype]}"]
             cand = None
-            if args.candidates:
+            if args.candidates and dtype != "bfloat16":  # bfloat16: the float16 kernels
                 start = time.perf_counter()
                 cand = tessel.build(candidate_module(op, dtype), target=target)
                 print(f"built {op} {dtype} candidates in {time.perf_counter() - start:.1f} s")
@@ -508,6 +508,9 @@ def main() -> int:
                         t_triton = cuda_time(call, reps)
                 rows.append((op, dtype, n, m, t_ours, nbytes / t_ours, t_copy, t_torch, t_triton,
                              ok, err))
+                print(f"  {op} {dtype} {n}x{m}: tessel {t_ours * 1e6:.0f} us ({t_copy / t_ours:.0%} "
+                      f"of copy), torch {t_torch * 1e6:.0f} us, triton {t_triton * 1e6:.0f} us, "
+                      f"err {err:.1e}{'' if ok else ' WRONG'}", flush=True)
                 if cand is not None:
                     times = []
                     for v in CANDIDATES[m]:
@@ -523,7 +526,8 @@ def main() -> int:
                         t = cuda_time(lambda: f(*ins, yc), reps)
                         times.append(f"{v.tag()} {t * 1e6:.0f}{'' if c_ok else ' WRONG'}")
                     print(f"  candidates {op} {dtype} {n}x{m} (us; dispatch {t_ours * 1e6:.0f}, "
-                          f"torch {t_torch * 1e6:.0f}, copy {t_copy * 1e6:.0f}): " + ", ".join(times))
+                          f"torch {t_torch * 1e6:.0f}, copy {t_copy * 1e6:.0f}): " + ", ".join(times),
+                          flush=True)
                 del ins, y, want, src
     print()
     print("| op | dtype | shape | tessel us | GB/s | of copy | torch us | tessel/torch speed | "
