@@ -1,6 +1,7 @@
 // The build driver (see build.h): lowering pipeline by pass names, C generation, the
 // content-addressed library cache, loading through tvm-ffi.
 #include <tessel/codegen/build.h>
+#include <tessel/codegen/compile_cuda.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/span.h>
 #include <tessel/support/env.h>
@@ -151,6 +152,23 @@ void CompiledModuleNode::ExportLibrary(const String& path) const {
   WriteFileAtomic(out, bytes);
 }
 
+namespace {
+
+// The software-pipelining pass for a target: cp.async needs CUDA sm_80 or newer (without -arch,
+// the arch of the device, as the build will use; none to ask: assumed new enough).
+String SoftwarePipelinePassName(const target::Target& target) {
+  if (target->kind != "cuda") return "SoftwarePipeline";
+  std::string arch;
+  try {
+    arch = CUDAArch(target);
+  } catch (const tvm::ffi::Error&) {
+    return "SoftwarePipelineAsync";
+  }
+  return std::atoi(arch.c_str() + 3) >= 80 ? "SoftwarePipelineAsync" : "SoftwarePipeline";
+}
+
+}  // namespace
+
 std::vector<String> LowerPipeline(const target::Target& target) {
   if (target->kind == "cuda" || target->kind == "metal") {
     return {"VerifyWellFormed",
@@ -162,6 +180,7 @@ std::vector<String> LowerPipeline(const target::Target& target) {
             "Simplify",
             "LowerThreadBinding",
             "InjectSharedBarriers",
+            SoftwarePipelinePassName(target),
             "VectorizeLoop",
             "UnrollLoop",
             "LowerIntrinsics",
@@ -172,8 +191,8 @@ std::vector<String> LowerPipeline(const target::Target& target) {
     TVM_FFI_THROW(ValueError) << "target " << target->kind << ": not supported yet";
   }
   return {"VerifyWellFormed", "LowerBlocks", "CompactBufferAllocation", "FlattenBuffer",
-          "SwizzleLayout",    "Simplify",    "VectorizeLoop",           "UnrollLoop",
-          "LowerIntrinsics",  "Simplify"};
+          "SwizzleLayout",    "Simplify",    "SoftwarePipeline",        "VectorizeLoop",
+          "UnrollLoop",       "LowerIntrinsics", "Simplify"};
 }
 
 ir::IRModule Lower(const ir::IRModule& mod, const target::Target& target) {

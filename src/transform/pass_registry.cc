@@ -9,6 +9,7 @@
 #include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/pass.h>
 #include <tessel/transform/simplify.h>
+#include <tessel/transform/software_pipeline.h>
 #include <tessel/transform/split_host_device.h>
 #include <tessel/transform/swizzle_layout.h>
 #include <tessel/transform/unroll_loop.h>
@@ -35,6 +36,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("LowerThreadBinding", LowerThreadBindingPass);
   RegisterPass("InjectSharedBarriers", InjectSharedBarriersPass);
   RegisterPass("SplitHostDevice", SplitHostDevicePass);
+  RegisterPass("SoftwarePipeline", SoftwarePipelinePass);
+  RegisterPass("SoftwarePipelineAsync", SoftwarePipelineAsyncPass);
 }
 
 }  // namespace transform
