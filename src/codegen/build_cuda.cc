@@ -13,6 +13,7 @@
 #include <tessel/ir/prim_expr.h>
 #include <tessel/ir/span.h>
 #include <tessel/runtime/cuda_module.h>
+#include <tessel/transform/split_host_device.h>
 #include <tvm/ffi/error.h>
 
 #include <algorithm>
@@ -165,6 +166,15 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
       } else {
         info.arg_types.push_back(p.dtype());
       }
+    }
+    for (const transform::KernelTensorMap& m : transform::KernelTensorMaps(f)) {
+      runtime::CUDATensorMapParam t;
+      t.param = static_cast<uint32_t>(m.param);
+      t.dtype = m.dtype;
+      t.swizzle = static_cast<uint32_t>(m.swizzle);
+      for (int64_t b : m.box) t.box.push_back(static_cast<uint32_t>(b));
+      t.tensor = m.tensor;
+      info.tensor_maps.push_back(std::move(t));
     }
     info.use_pdl = BoolAttr(f, "tessel.use_pdl");
     info.use_grid_sync = BoolAttr(f, "tessel.use_grid_sync");

@@ -35,12 +35,33 @@ TESSEL_REGISTER_OP("ptx_wgmma_desc").NumInputs(4);
 TESSEL_REGISTER_OP("ptx_wgmma_mma_async").NumInputs(8).Effect(K::kOpaque);
 // ptx_ldmatrix is TVM's op, registered with the other builtins (builtin_ops.cc).
 TESSEL_REGISTER_OP("ptx_stmatrix").NumInputs(6).Effect(K::kOpaque);
+// Pure: the descriptor is a function of its operands, evaluated once per launch on the host.
+TESSEL_REGISTER_OP("tma_descriptor").Effect(K::kPure);
+TESSEL_REGISTER_OP("ptx_tma_load").Effect(K::kOpaque);
+TESSEL_REGISTER_OP("ptx_tma_store").Effect(K::kOpaque);
+TESSEL_REGISTER_OP("ptx_tma_store_commit_group").NumInputs(0).Effect(K::kOpaque);
+TESSEL_REGISTER_OP("ptx_tma_store_wait_group").NumInputs(1).Effect(K::kOpaque);
+TESSEL_REGISTER_OP("ptx_prefetch_tensor_map").NumInputs(1).Effect(K::kOpaque);
 
 bool IsHopperBuiltin(const std::string& name) {
   return name.rfind("ptx_mbarrier_", 0) == 0 || name.rfind("ptx_fence_", 0) == 0 ||
          name.rfind("ptx_cp_async", 0) == 0 || name.rfind("ptx_named_barrier_", 0) == 0 ||
          name.rfind("ptx_setmaxnreg_", 0) == 0 || name == "ptx_elect_one_sync" ||
-         name.rfind("ptx_wgmma_", 0) == 0 || name == "ptx_ldmatrix" || name == "ptx_stmatrix";
+         name.rfind("ptx_wgmma_", 0) == 0 || name == "ptx_ldmatrix" || name == "ptx_stmatrix" ||
+         name.rfind("ptx_tma_", 0) == 0 || name == "ptx_prefetch_tensor_map";
+}
+
+int TmaDescriptorRank(const CallNode* op) {
+  size_t n = op->args.size();
+  if (n < 6 || (n - 3) % 3 != 0 || (n - 3) / 3 > 5) return 0;
+  return static_cast<int>((n - 3) / 3);
+}
+
+bool IsTmaDescriptor(const PrimExpr& e) {
+  const auto* call = e.as<CallNode>();
+  if (call == nullptr) return false;
+  auto op = call->op.as<Op>();
+  return op && (*op)->name == "tma_descriptor";
 }
 
 int MinSmVersion(const std::string& name) {
@@ -143,6 +164,57 @@ std::string CheckHopperCall(const CallNode* op) {
                   Constant(op, 1, "num", {1, 2, 4}, "1, 2 or 4"),
                   Pointer(op, 2, "the shared pointer"), Pointer(op, 4, "the local pointer")});
   }
+  if (name == "tma_descriptor") {
+    int rank = TmaDescriptorRank(op);
+    if (rank == 0) {
+      return name + ": " + std::to_string(op->args.size()) +
+             " operands (expected dtype, swizzle, address, then rank dims, rank strides and "
+             "rank box sizes, rank 1..5)";
+    }
+    std::string dtype;
+    e = first({StringOf(op, 0, "the element dtype", &dtype),
+               Constant(op, 1, "the swizzle", {0, 32, 64, 128}, "0, 32, 64 or 128 bytes"),
+               Pointer(op, 2, "the tensor address")});
+    if (!e.empty()) return e;
+    auto t = DataType::Parse(dtype);
+    if (!t || !t->is_scalar() || t->bits() % 8 != 0 || t->is_bool() || t->is_handle()) {
+      return name + ": element dtype \"" + dtype + "\" (expected an integer or float type)";
+    }
+    for (int i = 0; i < rank; ++i) {
+      e = Constant(op, 3 + 2 * rank + i, "box size " + std::to_string(i), Values(1, 256, 1),
+                   "1..256");
+      if (!e.empty()) return e;
+    }
+    if (auto s = AsConstInt(op->args[3 + 2 * rank - 1]); s && *s != 1) {
+      return name + ": the innermost stride is " + std::to_string(*s) +
+             " (TMA needs the innermost axis contiguous: stride 1)";
+    }
+    return "";
+  }
+  if (name == "ptx_tma_load" || name == "ptx_tma_store") {
+    bool load = name == "ptx_tma_load";
+    size_t coords = op->args.size() - (load ? 3 : 2);
+    if (op->args.size() < (load ? 4u : 3u) || coords > 5) {
+      return name + ": " + std::to_string(op->args.size()) + " operands (expected " +
+             (load ? "dst, map, barrier" : "map, src") + ", then 1..5 coordinates)";
+    }
+    e = load ? first({Pointer(op, 0, "the destination"), Pointer(op, 1, "the tensor map"),
+                      Pointer(op, 2, "the barrier")})
+             : first({Pointer(op, 0, "the tensor map"), Pointer(op, 1, "the source")});
+    if (!e.empty()) return e;
+    for (size_t i = op->args.size() - coords; i < op->args.size(); ++i) {
+      DataType t = op->args[i].dtype();
+      if (!t.is_scalar() || !t.is_int() || t.bits() > 32) {
+        return name + ": coordinate " + std::to_string(i - (op->args.size() - coords)) +
+               " must be an int32, not " + t.str();
+      }
+    }
+    return "";
+  }
+  if (name == "ptx_tma_store_wait_group") {
+    return Constant(op, 0, "the group count", Values(0, 7, 1), "0..7");
+  }
+  if (name == "ptx_prefetch_tensor_map") return Pointer(op, 0, "the tensor map");
   if (name == "ptx_wgmma_desc") {
     return first({Pointer(op, 0, "the shared-memory matrix"),
                   Constant(op, 3, "the swizzle", {0, 32, 64, 128}, "0, 32, 64 or 128 bytes")});

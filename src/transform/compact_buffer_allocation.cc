@@ -1,6 +1,7 @@
 // The CompactBufferAllocation pass (contract in
 // include/tessel/transform/compact_buffer_allocation.h).
 #include <tessel/arith/analyzer.h>
+#include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/transform/compact_buffer_allocation.h>
@@ -46,8 +47,17 @@ class AccessCollector : public StmtExprVisitor {
     if (op->buffer->data.get() == data_) accesses.push_back({path_, op->indices});
     StmtExprVisitor::VisitStmt_(op);
   }
-  // Any other use (an address taken, a second declaration) keeps the layout as it is.
+  // Any other use (an address taken, a second declaration) keeps the layout as it is: an
+  // address given to TMA, wgmma or cp.async depends on the buffer's offset and alignment, which a
+  // shifted window would change.
   void VisitExpr_(const VarNode* op) override { escaped = escaped || op == data_; }
+  void VisitExpr_(const CallNode* op) override {
+    if (op->op.same_as(builtin::address_of()) && op->args.size() == 1) {
+      const auto* load = op->args[0].as<BufferLoadNode>();
+      escaped = escaped || (load && load->buffer->data.get() == data_);
+    }
+    StmtExprVisitor::VisitExpr_(op);
+  }
   void VisitStmt_(const DeclBufferNode* op) override {
     escaped = escaped || op->buffer->data.get() == data_;
     StmtExprVisitor::VisitStmt_(op);

@@ -2,14 +2,17 @@
 // include/tessel/transform/split_host_device.h).
 #include <tessel/arith/analyzer.h>
 #include <tessel/ir/builtin.h>
+#include <tessel/ir/builtin_hopper.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
 #include <tessel/transform/host_facts.h>
 #include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/split_host_device.h>
+#include <tvm/ffi/extra/structural_equal.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -179,6 +182,68 @@ Var FreshCopy(const Var& v) {
   return Var(v->name_hint, v->dtype);
 }
 
+// Replaces each tma_descriptor call of a kernel region by a variable (one per structurally
+// distinct call), refusing a call whose operands use a variable bound inside the region.
+class TmaHoister : public StmtExprMutator {
+ public:
+  using StmtExprMutator::VisitExpr_;
+  using StmtExprMutator::VisitStmt_;
+
+  TmaHoister(std::unordered_map<const VarNode*, PrimExpr>* maps,
+             std::function<void(const std::string&)> fail, const VarNode* region_var)
+      : maps_(maps), fail_(std::move(fail)) {
+    bound_.insert(region_var);
+  }
+
+  PrimExpr VisitExpr_(const CallNode* op) override {
+    if (!IsTmaDescriptor(GetRef<PrimExpr>(op))) return StmtExprMutator::VisitExpr_(op);
+    PrimExpr call = GetRef<PrimExpr>(op);
+    std::string error = CheckHopperCall(op);
+    if (!error.empty()) fail_(error);
+    PostOrderVisit(call, [&](const ObjectRef& n) {
+      if (const auto* v = n.as<VarNode>(); v && bound_.count(v)) {
+        fail_("tma_descriptor uses '" + std::string(v->name_hint) +
+              "', which is bound inside the kernel; a tensor map is made on the host at launch "
+              "from host values");
+      }
+    });
+    for (const auto& [var, value] : *maps_) {
+      if (tvm::ffi::StructuralEqual::Equal(value, call)) return GetRef<Var>(var);
+    }
+    std::string base = "tmap";
+    if (const auto* addr = op->args[2].as<VarNode>()) base = std::string(addr->name_hint) + "_tmap";
+    Var v = Var::Pointer(base, DataType::Void(), "");
+    owned_.push_back(v);
+    (*maps_)[v.get()] = call;
+    return v;
+  }
+  Stmt VisitStmt_(const ForNode* op) override { return Bound(op->loop_var, op); }
+  Stmt VisitStmt_(const LetStmtNode* op) override { return Bound(op->var, op); }
+  Stmt VisitStmt_(const AllocateNode* op) override { return Bound(op->buffer_var, op); }
+  Stmt VisitStmt_(const AttrStmtNode* op) override {
+    if (!IsThreadExtent(op)) return StmtExprMutator::VisitStmt_(op);
+    return Bound(GetRef<Var>(op->node.as<VarNode>()), op);
+  }
+  PrimExpr VisitExpr_(const LetNode* op) override {
+    bound_.insert(op->var.get());
+    return StmtExprMutator::VisitExpr_(op);
+  }
+
+ private:
+  template <typename T>
+  Stmt Bound(const Var& v, const T* op) {
+    bool fresh = bound_.insert(v.get()).second;
+    Stmt out = StmtExprMutator::VisitStmt_(op);
+    if (fresh) bound_.erase(v.get());
+    return out;
+  }
+
+  std::unordered_map<const VarNode*, PrimExpr>* maps_;
+  std::function<void(const std::string&)> fail_;
+  std::unordered_set<const VarNode*> bound_;
+  std::vector<Var> owned_;  // keeps the new variables alive while maps_ keys them by pointer
+};
+
 class Splitter : public StmtExprMutator {
  public:
   using StmtExprMutator::VisitStmt_;
@@ -195,6 +260,19 @@ class Splitter : public StmtExprMutator {
   std::vector<std::pair<String, PrimFunc>> kernels;
   // Allocations moved into a kernel: they leave the host.
   std::unordered_set<const VarNode*> sunk;
+  // Tensor maps by the variable that stands for them: bound by a host LetStmt (which leaves the
+  // host) or made for a call written inside a kernel.
+  std::unordered_map<const VarNode*, PrimExpr> maps;
+  std::vector<Var> map_vars;
+
+  Stmt VisitStmt_(const LetStmtNode* op) override {
+    if (!IsTmaDescriptor(op->value)) return StmtExprMutator::VisitStmt_(op);
+    std::string error = CheckHopperCall(op->value.as<CallNode>());
+    if (!error.empty()) Fail(error);
+    maps[op->var.get()] = op->value;
+    map_vars.push_back(op->var);
+    return VisitStmt(op->body);
+  }
 
   Stmt VisitStmt_(const AllocateNode* op) override {
     allocs_[op->buffer_var.get()] = op;
@@ -220,9 +298,14 @@ class Splitter : public StmtExprMutator {
     if (mod_->functions.count(name)) {
       Fail("the kernel name '" + name + "' is taken by a function of the module");
     }
+    Stmt region_body =
+        TmaHoister(
+            &maps, [&](const std::string& msg) { Fail("kernel '" + name + "': " + msg); },
+            region->node.as<VarNode>())
+            .VisitStmt(region->body);
     // What the region needs from outside.
     FreeVarCollector outer;
-    outer.Collect(region->body);
+    outer.Collect(region_body);
     std::vector<const AllocateNode*> moved;
     for (const Var& v : outer.free_vars) {
       auto it = allocs_.find(v.get());
@@ -244,7 +327,7 @@ class Splitter : public StmtExprMutator {
     std::stable_sort(
         outer.undeclared_buffers.begin(), outer.undeclared_buffers.end(),
         [&](const Buffer& a, const Buffer& b) { return ParamRank(a->data) < ParamRank(b->data); });
-    Stmt inner = region->body;
+    Stmt inner = region_body;
     for (auto it = outer.undeclared_buffers.rbegin(); it != outer.undeclared_buffers.rend(); ++it) {
       inner = DeclBuffer(*it, inner);
     }
@@ -317,6 +400,20 @@ class Splitter : public StmtExprMutator {
       if (passed) facts.push_back(remap.VisitExpr(fact));
     }
     if (!facts.empty()) attrs.Set(kHostFactsAttr, facts);
+    Array<Any> tensor_maps;
+    for (size_t i = 0; i < params.size(); ++i) {
+      auto it = maps.find(params[i].get());
+      if (it == maps.end()) continue;
+      const auto* call = it->second.as<CallNode>();
+      int rank = TmaDescriptorRank(call);
+      Array<Any> box;
+      for (int d = 0; d < rank; ++d) box.push_back(*AsConstInt(call->args[3 + 2 * rank + d]));
+      const auto* addr = call->args[2].as<VarNode>();
+      tensor_maps.push_back(Array<Any>{
+          static_cast<int64_t>(i), call->args[0].as<StringImmNode>()->value,
+          *AsConstInt(call->args[1]), box, String(addr ? std::string(addr->name_hint) : "tensor")});
+    }
+    if (!tensor_maps.empty()) attrs.Set(kTensorMapsAttr, tensor_maps);
     PrimFunc kernel(kernel_params, body, {}, attrs);
     PrimExpr kernel_dyn = DynamicSharedLayout(kernel).total_bytes;
     kernel.CopyOnWrite()->attrs.Set("tessel.dyn_shared_bytes", kernel_dyn);
@@ -326,7 +423,10 @@ class Splitter : public StmtExprMutator {
     Array<PrimExpr> args{StringImm(name)};
     for (const PrimExpr& d : dims) args.push_back(d);
     args.push_back(dyn);
-    for (const Var& p : params) args.push_back(p);
+    for (const Var& p : params) {
+      auto it = maps.find(p.get());
+      args.push_back(it == maps.end() ? PrimExpr(p) : it->second);
+    }
     return Evaluate(Call(DataType::Int(32), builtin::launch_kernel(), args));
   }
 
@@ -476,6 +576,42 @@ DynamicSharedLayoutInfo DynamicSharedLayout(const PrimFunc& device_func) {
   return info;
 }
 
+std::vector<KernelTensorMap> KernelTensorMaps(const PrimFunc& kernel) {
+  std::vector<KernelTensorMap> out;
+  auto attr = kernel->attrs.Get(kTensorMapsAttr);
+  if (!attr) return out;
+  auto bad = [&]() {
+    TVM_FFI_THROW(ValueError) << "kernel " << kernel.GetGlobalSymbol().value_or("?") << ": "
+                              << kTensorMapsAttr
+                              << " must list [param, dtype, swizzle, box, tensor] entries";
+  };
+  auto list = attr->try_cast<Array<Any>>();
+  if (!list) bad();
+  for (const Any& entry : *list) {
+    auto e = entry.try_cast<Array<Any>>();
+    if (!e || e->size() != 5) bad();
+    KernelTensorMap m;
+    auto param = (*e)[0].try_cast<int64_t>();
+    auto dtype = (*e)[1].try_cast<String>();
+    auto swizzle = (*e)[2].try_cast<int64_t>();
+    auto box = (*e)[3].try_cast<Array<int64_t>>();
+    auto tensor = (*e)[4].try_cast<String>();
+    if (!param || !dtype || !swizzle || !box || !tensor || *param < 0 ||
+        static_cast<size_t>(*param) >= kernel->params.size()) {
+      bad();
+    }
+    m.param = static_cast<size_t>(*param);
+    auto parsed = DataType::Parse(std::string(*dtype));
+    if (!parsed) bad();
+    m.dtype = *parsed;
+    m.swizzle = *swizzle;
+    m.box.assign(box->begin(), box->end());
+    m.tensor = *tensor;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 IRModule SplitHostDevice(const IRModule& mod) {
   Map<String, PrimFunc> functions = mod->functions;
   bool changed = false;
@@ -513,6 +649,16 @@ IRModule SplitHostDevice(const IRModule& mod) {
         TVM_FFI_THROW(ValueError) << "SplitHostDevice: function '" << symbol
                                   << "': on-chip buffer '" << v.found->name_hint
                                   << "' is used both on the host and in a kernel";
+      }
+    }
+    for (const Var& v : splitter.map_vars) {
+      bool used = false;
+      PostOrderVisit(body, [&](const ObjectRef& n) { used = used || n.same_as(v); });
+      if (used) {
+        TVM_FFI_THROW(ValueError) << "SplitHostDevice: function '" << symbol << "': tensor map '"
+                                  << v->name_hint
+                                  << "' is used on the host; only a kernel can use a "
+                                     "tma_descriptor";
       }
     }
     PrimFunc host = f;

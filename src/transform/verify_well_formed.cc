@@ -156,7 +156,8 @@ class Checker : public StmtExprVisitor {
 #undef TESSEL_X
 
   void VisitExpr_(const CallNode* op) override {
-    if (auto o = op->op.as<Op>(); o && IsHopperBuiltin((*o)->name)) {
+    if (auto o = op->op.as<Op>();
+        o && (IsHopperBuiltin((*o)->name) || (*o)->name == "tma_descriptor")) {
       std::string error = CheckHopperCall(op);
       if (!error.empty()) Report(kHopperBuiltin, error, GetRef<ObjectRef>(op));
     }

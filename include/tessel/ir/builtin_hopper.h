@@ -45,6 +45,28 @@
 //       trans_a / trans_b 0 (K-major) or 1 (MN-major), constants; sm_90a. The fragment: thread t
 //       of the warpgroup (warp w = t / 32, lane l) holds, for j < N / 8, acc[4j + 2i + c] = D[16w
 //       + l / 4 + 8i][8j + 2 (l % 4) + c], i, c in {0, 1}.
+//
+// TMA (the tensor memory accelerator). Coordinates and dimensions are in the tensor's axis order,
+// outermost first (the PTX operands are innermost first; the generator reverses them).
+//   tma_descriptor(dtype, swizzle, addr, d_0..d_r-1, s_0..s_r-1, b_0..b_r-1)
+//       handle: a CUtensorMap describing the global tensor at `addr` of element type `dtype` (a
+//       string), rank r in [1, 5], dims d, strides s in elements (s_r-1 must be 1), box b
+//       (constants, each in [1, 256]) and swizzle 0 / 32 / 64 / 128 bytes (constant); out of range
+//       reads fill zeros. Evaluated on the host: SplitHostDevice turns each one a kernel uses into
+//       a
+//       `__grid_constant__` kernel parameter, and the launch encodes it through the driver
+//       (cuTensorMapEncodeTiled) from the values of addr, d and s at that launch.
+//   ptx_tma_load(dst, map, bar, c_0..c_r-1)
+//       cp.async.bulk.tensor.<r>d.shared::cluster.global.tile.mbarrier::complete_tx::bytes: the
+//       box at coordinates c of `map` into shared memory at dst (aligned to 128 bytes, 1024 with
+//       a 128-byte swizzle); completion counts the box's bytes on the mbarrier `bar`
+//   ptx_tma_store(map, src, c_0..c_r-1)
+//       cp.async.bulk.tensor.<r>d.global.shared::cta.tile.bulk_group: the reverse; elements
+//       outside the tensor are not written
+//   ptx_tma_store_commit_group()            cp.async.bulk.commit_group
+//   ptx_tma_store_wait_group(n)             cp.async.bulk.wait_group.read n (constant 0..7): the
+//                                           shared memory of all but n groups may be reused
+//   ptx_prefetch_tensor_map(map)            prefetch.tensormap: the descriptor into the cache
 #ifndef TESSEL_IR_BUILTIN_HOPPER_H_
 #define TESSEL_IR_BUILTIN_HOPPER_H_
 
@@ -64,8 +86,12 @@ std::string CheckHopperCall(const CallNode* op);
 // N of a wgmma shape "m64n<N>k16" (a multiple of 8 in [8, 256]); 0 for any other text.
 int64_t WgmmaN(const std::string& shape);
 
-// Whether `name` is one of the builtins above.
+// Whether `name` is one of the builtins above that a kernel calls (all but tma_descriptor).
 bool IsHopperBuiltin(const std::string& name);
+// The rank of a tma_descriptor call from its operand count; 0 when the count fits no rank.
+int TmaDescriptorRank(const CallNode* op);
+// Whether `e` is a call of tma_descriptor.
+bool IsTmaDescriptor(const PrimExpr& e);
 // The oldest sm_XX that has it (75 for ldmatrix, 80 for cp.async, 0 for named barriers, 90 for
 // the rest).
 int MinSmVersion(const std::string& name);

@@ -119,7 +119,35 @@ struct DriverAPI {
   Result (*cuStreamSynchronize)(Stream stream);
   Result (*cuGetErrorName)(Result error, const char** name);
   Result (*cuGetErrorString)(Result error, const char** text);
+  // CUDA 12 and newer; nullptr on an older driver (a launch that needs a tensor map says so).
+  Result (*cuTensorMapEncodeTiled)(void* tensor_map, int data_type, uint32_t rank,
+                                   void* global_address, const uint64_t* global_dims,
+                                   const uint64_t* global_strides, const uint32_t* box_dims,
+                                   const uint32_t* element_strides, int interleave, int swizzle,
+                                   int l2_promotion, int oob_fill);
 };
+
+// The CUtensorMap enums tessel uses (cuda.h's values).
+enum TensorMapEnum : int {
+  kTensorMapUInt8 = 0,
+  kTensorMapUInt16 = 1,
+  kTensorMapUInt32 = 2,
+  kTensorMapInt32 = 3,
+  kTensorMapUInt64 = 4,
+  kTensorMapInt64 = 5,
+  kTensorMapFloat16 = 6,
+  kTensorMapFloat32 = 7,
+  kTensorMapFloat64 = 8,
+  kTensorMapBFloat16 = 9,
+  kTensorMapInterleaveNone = 0,
+  kTensorMapSwizzleNone = 0,
+  kTensorMapSwizzle32B = 1,
+  kTensorMapSwizzle64B = 2,
+  kTensorMapSwizzle128B = 3,
+  kTensorMapL2Promotion128B = 2,
+  kTensorMapOobFillZero = 0,
+};
+constexpr size_t kTensorMapBytes = 128;
 
 // The driver table, opened and initialized on first use (thread-safe). Throws RuntimeError when the
 // library or one of its symbols is missing, or cuInit fails; the failure is remembered, so every

@@ -29,6 +29,21 @@
 //     arg types  nargs * (u8 code, u8 bits, u16 lanes)   DLDataType of each kernel parameter
 //     flags      u32     bit 0: use_pdl, bit 1: use_grid_sync (other bits must be 0)
 //     cluster    3 * u32 cluster dims; 0,0,0 = no cluster launch attribute
+//     nmaps      u32     tensor-map parameters (version 2)
+//     map * nmaps:
+//       param    u32     index of the kernel parameter (its arg type is a handle)
+//       dtype    u8 code, u8 bits, u16 lanes   the element type
+//       swizzle  u32     0, 32, 64 or 128 (bytes)
+//       rank     u32     1..5
+//       box      rank * u32, outermost first
+//       tensor   string  the tensor's name, for messages
+//
+// A tensor-map parameter takes 1 + 2 * rank launch arguments in place of one: the tensor's address
+// (pointer or tensor), its rank dims and its rank strides in elements, outermost first. The launch
+// checks them (address 16-byte aligned, strides but the innermost multiples of 16 bytes, the
+// innermost stride 1, dims in [1, 2^32]) and encodes the CUtensorMap through the driver's
+// cuTensorMapEncodeTiled (zero fill out of bounds, 128-byte L2 promotion); the kernel receives it
+// as a `const __grid_constant__` parameter.
 //
 // The bytes end exactly after the last kernel; trailing bytes are an error.
 #ifndef TESSEL_RUNTIME_CUDA_MODULE_H_
@@ -46,8 +61,24 @@
 namespace tessel {
 namespace runtime {
 
-constexpr uint32_t kCUDAModuleFormatVersion = 1;
+constexpr uint32_t kCUDAModuleFormatVersion = 2;
 constexpr const char* kCUDAModuleKind = "tessel_cuda";
+
+// A kernel parameter that is a CUtensorMap made at launch (see the format above).
+struct CUDATensorMapParam {
+  uint32_t param = 0;
+  DLDataType dtype{kDLFloat, 16, 1};
+  uint32_t swizzle = 0;
+  std::vector<uint32_t> box;  // outermost first; its size is the rank
+  std::string tensor;
+
+  bool operator==(const CUDATensorMapParam& o) const;
+};
+
+// What is wrong with a tensor map of `spec` over the tensor at `addr` with `dims` and `strides`
+// (elements, outermost first), as the launch would say it; "" when the driver can encode it.
+std::string TensorMapProblem(const CUDATensorMapParam& spec, const void* addr,
+                             const std::vector<int64_t>& dims, const std::vector<int64_t>& strides);
 
 // One __global__ function of the image.
 struct CUDAKernelInfo {
@@ -58,6 +89,7 @@ struct CUDAKernelInfo {
   bool use_pdl = false;        // programmatic stream serialization (griddepcontrol)
   bool use_grid_sync = false;  // cooperative launch (grid-wide barrier)
   std::array<uint32_t, 3> cluster_dims = {0, 0, 0};  // {0,0,0}: no cluster attribute
+  std::vector<CUDATensorMapParam> tensor_maps;       // by increasing param index
 
   bool operator==(const CUDAKernelInfo& other) const;
   bool operator!=(const CUDAKernelInfo& other) const { return !(*this == other); }

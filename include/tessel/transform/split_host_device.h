@@ -20,8 +20,14 @@
 //   unbound; an axis bound twice with extents not provably equal, or an extent that uses a
 //   variable bound inside the kernel, is a ValueError), "tessel.dyn_shared_bytes" (the total of
 //   DynamicSharedLayout, 0 when none), "tessel.use_pdl" (it calls pdl_sync or pdl_trigger),
-//   "tessel.use_grid_sync" (it calls grid_sync), and "tessel.cluster_dims" copied from the host
-//   function when present.
+//   "tessel.use_grid_sync" (it calls grid_sync), "tessel.cluster_dims" copied from the host
+//   function when present, and "tessel.tensor_maps" (see KernelTensorMaps) when it has any;
+// - tensor maps: every `tma_descriptor(...)` call the region uses, written inline or bound on the
+//   host by a LetStmt outside the region, becomes one kernel parameter (a handle, deduplicated by
+//   structural equality) and the launch passes the call itself, which the host evaluates at
+//   launch. Its operands must be host values (a variable bound in the kernel is a ValueError), and
+//   a LetStmt-bound map used on the host outside a kernel is a ValueError; such LetStmts leave the
+//   host.
 // Each thread_extent variable names its axis (see ThreadTagOf). Functions without thread_extent
 // attributes are unchanged; a module without any is returned as is (the very input object).
 #ifndef TESSEL_TRANSFORM_SPLIT_HOST_DEVICE_H_
@@ -30,12 +36,28 @@
 #include <tessel/ir/module.h>
 #include <tessel/transform/pass.h>
 
+#include <string>
 #include <vector>
 
 namespace tessel {
 namespace transform {
 
 ir::IRModule SplitHostDevice(const ir::IRModule& mod);
+
+inline constexpr const char* kTensorMapsAttr = "tessel.tensor_maps";
+
+// A kernel parameter that is a TMA tensor map (include/tessel/ir/builtin_hopper.h).
+struct KernelTensorMap {
+  size_t param = 0;  // index in the kernel's params
+  ir::DataType dtype;
+  int64_t swizzle = 0;
+  std::vector<int64_t> box;  // outermost first
+  std::string tensor;        // the name of the tensor's address variable
+};
+
+// The tensor-map parameters of a device kernel (its "tessel.tensor_maps" attribute), by increasing
+// param index; empty when it has none.
+std::vector<KernelTensorMap> KernelTensorMaps(const ir::PrimFunc& kernel);
 Pass SplitHostDevicePass();
 
 // One allocation in a kernel's dynamic shared memory.

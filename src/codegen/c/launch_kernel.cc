@@ -11,6 +11,7 @@
 // runs and the caller gets that error.
 #include "codegen/c/launch_kernel.h"
 
+#include <tessel/ir/builtin_hopper.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/op.h>
 #include <tvm/ffi/error.h>
@@ -160,6 +161,16 @@ LaunchCode EmitLaunch(CEmitter* cg, const ir::CallNode* call) {
   for (size_t i = kNumFixedLaunchArgs; i < call->args.size(); ++i) {
     const ir::PrimExpr& arg = call->args[i];
     DataType t = arg.dtype();
+    if (const auto* map = arg.as<ir::CallNode>(); map && ir::IsTmaDescriptor(arg)) {
+      // A tensor map: its tensor's address, dims and strides; the launch encodes it
+      // (include/tessel/runtime/cuda_module.h).
+      int rank = ir::TmaDescriptorRank(map);
+      packed.push_back("tsl_any_ptr((void*)(" + cg->Expr(map->args[2]) + "))");
+      for (int d = 0; d < 2 * rank; ++d) {
+        packed.push_back("tsl_any_int((int64_t)(" + cg->Expr(map->args[3 + d]) + "))");
+      }
+      continue;
+    }
     std::string c = cg->Expr(arg);
     if (!t.is_scalar()) {
       Unsupported("launch_kernel " + std::string(name->value) + ": a vector kernel argument", fn);

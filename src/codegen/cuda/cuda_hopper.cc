@@ -5,6 +5,7 @@
 // kernel's name.
 #include <tessel/ir/builtin_hopper.h>
 #include <tessel/ir/functor.h>
+#include <tessel/transform/split_host_device.h>
 #include <tvm/ffi/error.h>
 
 #include <map>
@@ -24,6 +25,13 @@ const char* const kBase = R"TSL(
 TSL_HELPER uint32_t tsl_smem_addr(const void* p) {
   return (uint32_t)__cvta_generic_to_shared(p);
 }
+)TSL";
+
+// A CUtensorMap as the kernel receives it: 128 opaque bytes, 64-byte aligned (cuda.h's
+// CUtensorMap), passed by value as a __grid_constant__ parameter so its address is the parameter's.
+const char* const kTensorMapType = R"TSL(struct __align__(64) tsl_tensor_map_t {
+  unsigned long long opaque[16];
+};
 )TSL";
 
 // Helper text per builtin (those that take no shape-dependent form).
@@ -153,8 +161,49 @@ TSL_HELPER uint64_t tsl_wgmma_desc(const void* smem, uint32_t lbo, uint32_t sbo,
   return d;
 }
 )TSL"},
+      {"ptx_tma_store_commit_group", R"TSL(TSL_HELPER void tsl_tma_store_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+)TSL"},
+      {"ptx_tma_store_wait_group", R"TSL(template <int N>
+TSL_HELPER void tsl_tma_store_wait_group() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory");
+}
+)TSL"},
+      {"ptx_prefetch_tensor_map", R"TSL(TSL_HELPER void tsl_prefetch_tensor_map(const void* map) {
+  asm volatile("prefetch.tensormap [%0];" :: "l"(map) : "memory");
+}
+)TSL"},
   };
   return table;
+}
+
+// The TMA copy helper of rank `rank`: tsl_tma_load_<r>d(dst, map, bar, c_0..) and
+// tsl_tma_store_<r>d(map, src, c_0..), coordinates outermost first as in the IR; PTX lists them
+// innermost first.
+std::string TmaHelper(bool load, int rank) {
+  std::string params, coords;
+  int first = load ? 3 : 2;  // asm operand number of the innermost coordinate
+  for (int i = 0; i < rank; ++i) params += ", int32_t c" + std::to_string(i);
+  for (int i = 0; i < rank; ++i) {
+    coords += (i ? ", %" : "%") + std::to_string(first + i);
+  }
+  std::string ins;
+  for (int i = rank - 1; i >= 0; --i) ins += ", \"r\"(c" + std::to_string(i) + ")";
+  std::string r = std::to_string(rank);
+  if (load) {
+    return "TSL_HELPER void tsl_tma_load_" + r + "d(void* dst, const void* map, void* bar" +
+           params + ") {\n  asm volatile(\"cp.async.bulk.tensor." + r +
+           "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {" + coords +
+           "}], [%2];\"\n      :: \"r\"(tsl_smem_addr(dst)), \"l\"(map), "
+           "\"r\"(tsl_smem_addr(bar))" +
+           ins + " : \"memory\");\n}\n";
+  }
+  return "TSL_HELPER void tsl_tma_store_" + r + "d(const void* map, const void* src" + params +
+         ") {\n  asm volatile(\"cp.async.bulk.tensor." + r +
+         "d.global.shared::cta.tile.bulk_group [%0, {" + coords +
+         "}], [%1];\"\n      :: \"l\"(map), \"r\"(tsl_smem_addr(src))" + ins +
+         " : \"memory\");\n}\n";
 }
 
 struct WgmmaForm {
@@ -238,6 +287,19 @@ std::string EmitHopperCall(const CallNode* op, const std::function<std::string(s
     return std::string(ld ? "tsl_ldmatrix<" : "tsl_stmatrix<") + imm(t + 1) + ", " + imm(t) + ">(" +
            local + ", " + smem + ")";
   }
+  if (name == "ptx_tma_load" || name == "ptx_tma_store") {
+    bool load = name == "ptx_tma_load";
+    size_t fixed = load ? 3 : 2;
+    std::string out = std::string(load ? "tsl_tma_load_" : "tsl_tma_store_") +
+                      std::to_string(op->args.size() - fixed) + "d(";
+    for (size_t i = 0; i < op->args.size(); ++i) {
+      out += (i ? ", " : "") + (i < fixed ? arg(i) : "(int32_t)(" + arg(i) + ")");
+    }
+    return out + ")";
+  }
+  if (name == "ptx_tma_store_commit_group") return "tsl_tma_store_commit_group()";
+  if (name == "ptx_tma_store_wait_group") return "tsl_tma_store_wait_group<" + imm(0) + ">()";
+  if (name == "ptx_prefetch_tensor_map") return "tsl_prefetch_tensor_map(" + arg(0) + ")";
   if (name == "ptx_wgmma_desc") {
     int64_t swizzle = *AsConstInt(op->args[3]);
     int layout = swizzle == 0 ? 0 : swizzle == 128 ? 1 : swizzle == 64 ? 2 : 3;
@@ -254,7 +316,8 @@ std::string EmitHopperCall(const CallNode* op, const std::function<std::string(s
 
 std::string HopperPrelude(const IRModule& mod) {
   std::set<std::string> fixed;
-  std::map<std::string, std::string> wgmma;
+  // Helpers whose text depends on the call's form (wgmma shape, TMA rank), by a key per form.
+  std::map<std::string, std::string> shaped;
   for (const auto& kv : mod->functions) {
     PostOrderVisit(kv.second->body, [&](const ObjectRef& n) {
       const auto* call = n.as<CallNode>();
@@ -263,20 +326,33 @@ std::string HopperPrelude(const IRModule& mod) {
       if (!op || !IsHopperBuiltin((*op)->name)) return;
       std::string name = (*op)->name;
       if (name == "ptx_mbarrier_wait") fixed.insert("ptx_mbarrier_try_wait");
+      if (name == "ptx_tma_load" || name == "ptx_tma_store") {
+        std::string error = CheckHopperCall(call);
+        if (!error.empty()) CudaUnsupported(error, kv.first);
+        bool load = name == "ptx_tma_load";
+        int rank = static_cast<int>(call->args.size()) - (load ? 3 : 2);
+        shaped.emplace(std::string(load ? "~tma_load" : "~tma_store") + std::to_string(rank),
+                       TmaHelper(load, rank));
+        return;
+      }
       if (name == "ptx_wgmma_mma_async") {
         std::string error = CheckHopperCall(call);
         if (!error.empty()) CudaUnsupported(error, kv.first);
         WgmmaForm w = Wgmma(call);
-        wgmma.emplace(w.Name(), WgmmaHelper(w));
+        shaped.emplace(w.Name(), WgmmaHelper(w));
         return;
       }
       fixed.insert(name);
     });
   }
-  if (fixed.empty() && wgmma.empty()) return "";
+  bool maps = false;
+  for (const auto& kv : mod->functions)
+    maps = maps || kv.second->attrs.count(transform::kTensorMapsAttr);
+  if (fixed.empty() && shaped.empty() && !maps) return "";
   std::string out = kBase;
   for (const std::string& name : fixed) out += Fixed().at(name);
-  for (const auto& kv : wgmma) out += kv.second;
+  for (const auto& kv : shaped) out += kv.second;
+  if (maps) out += kTensorMapType;
   return out + "\n";
 }
 

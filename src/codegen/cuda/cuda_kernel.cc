@@ -17,6 +17,7 @@
 #include <tessel/transform/swizzle_layout.h>
 #include <tvm/ffi/error.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -519,7 +520,21 @@ std::string Kernel::Run(bool* uses_grid_sync) {
     dyn_offsets_[a.buffer_var.get()] = a.offset;
   }
   std::vector<std::string> params;
-  for (const Var& p : func_->params) {
+  std::vector<transform::KernelTensorMap> maps = transform::KernelTensorMaps(func_);
+  std::vector<std::string> map_lines;
+  for (size_t i = 0; i < func_->params.size(); ++i) {
+    const Var& p = func_->params[i];
+    bool is_map = std::any_of(maps.begin(), maps.end(),
+                              [&](const transform::KernelTensorMap& m) { return m.param == i; });
+    if (is_map) {
+      // Passed by value; the kernel uses its address, which __grid_constant__ makes the
+      // parameter's own (no local copy), as TMA requires.
+      Declare(p, VarInfo{"", "", false});
+      std::string n = names_.Get(p);
+      params.push_back("const __grid_constant__ tsl_tensor_map_t " + n + "_desc");
+      map_lines.push_back("const void* const " + n + " = &" + n + "_desc;");
+      continue;
+    }
     std::string pointee;
     if (p.dtype().is_handle() && !p->pointee.is_void()) pointee = StorageCType(p->pointee);
     if (p.dtype().is_vector())
@@ -536,14 +551,19 @@ std::string Kernel::Run(bool* uses_grid_sync) {
   }
   if (!dyn_offsets_.empty()) {
     // 1024: the atom of the widest swizzle, so that a swizzled buffer at a multiple of its atom
-    // is aligned too.
+    // is aligned too; TMA copies need 128 bytes, 1024 with the 128-byte swizzle.
     bool swizzled = false;
     PostOrderVisit(func_->body, [&](const ObjectRef& n) {
       if (const auto* a = n.as<AllocateNode>()) swizzled = swizzled || transform::SwizzleBytes(a);
+      if (const auto* c = n.as<CallNode>()) {
+        auto op = c->op.as<Op>();
+        swizzled = swizzled || (op && std::string((*op)->name).rfind("ptx_tma_", 0) == 0);
+      }
     });
     Line(std::string("extern __shared__ __align__(") + (swizzled ? "1024" : "16") +
          ") unsigned char tsl_dyn_smem[];");
   }
+  for (const std::string& line : map_lines) Line(line);
   VisitStmt(func_->body);
   *uses_grid_sync = grid_sync_;
 

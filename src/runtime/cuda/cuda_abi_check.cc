@@ -46,6 +46,25 @@ static_assert(int(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) ==
                   int(kLaunchAttributeProgrammaticStreamSerialization),
               "launch attr");
 
+static_assert(sizeof(CUtensorMap) == kTensorMapBytes, "CUtensorMap");
+static_assert(int(CU_TENSOR_MAP_DATA_TYPE_UINT8) == int(kTensorMapUInt8), "tensor map dtype");
+static_assert(int(CU_TENSOR_MAP_DATA_TYPE_UINT16) == int(kTensorMapUInt16), "tensor map dtype");
+static_assert(int(CU_TENSOR_MAP_DATA_TYPE_UINT32) == int(kTensorMapUInt32), "tensor map dtype");
+static_assert(int(CU_TENSOR_MAP_DATA_TYPE_INT32) == int(kTensorMapInt32), "tensor map dtype");
+static_assert(int(CU_TENSOR_MAP_DATA_TYPE_UINT64) == int(kTensorMapUInt64), "tensor map dtype");
+static_assert(int(CU_TENSOR_MAP_DATA_TYPE_INT64) == int(kTensorMapInt64), "tensor map dtype");
+static_assert(int(CU_TENSOR_MAP_DATA_TYPE_FLOAT16) == int(kTensorMapFloat16), "tensor map dtype");
+static_assert(int(CU_TENSOR_MAP_DATA_TYPE_FLOAT32) == int(kTensorMapFloat32), "tensor map dtype");
+static_assert(int(CU_TENSOR_MAP_DATA_TYPE_FLOAT64) == int(kTensorMapFloat64), "tensor map dtype");
+static_assert(int(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) == int(kTensorMapBFloat16), "tensor map dtype");
+static_assert(int(CU_TENSOR_MAP_INTERLEAVE_NONE) == int(kTensorMapInterleaveNone), "interleave");
+static_assert(int(CU_TENSOR_MAP_SWIZZLE_NONE) == int(kTensorMapSwizzleNone), "swizzle");
+static_assert(int(CU_TENSOR_MAP_SWIZZLE_32B) == int(kTensorMapSwizzle32B), "swizzle");
+static_assert(int(CU_TENSOR_MAP_SWIZZLE_64B) == int(kTensorMapSwizzle64B), "swizzle");
+static_assert(int(CU_TENSOR_MAP_SWIZZLE_128B) == int(kTensorMapSwizzle128B), "swizzle");
+static_assert(int(CU_TENSOR_MAP_L2_PROMOTION_L2_128B) == int(kTensorMapL2Promotion128B), "l2");
+static_assert(int(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == int(kTensorMapOobFillZero), "oob fill");
+
 static_assert(sizeof(CUdeviceptr) == sizeof(DevicePtr), "CUdeviceptr");
 static_assert(int(CU_STREAM_NON_BLOCKING) == int(kStreamNonBlocking), "stream flag");
 static_assert(sizeof(CUlaunchAttributeValue) == sizeof(LaunchAttributeValue), "value size");

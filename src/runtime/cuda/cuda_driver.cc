@@ -77,6 +77,9 @@ DriverState OpenDriver() {
     state.error = "CUDA driver (" + path + ") not usable: " + missing;
     return state;
   }
+  // Optional: present from CUDA 12 on.
+  a.cuTensorMapEncodeTiled =
+      reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
   state.ok = true;
   // The library stays open for the life of the process: launch functions may run until exit.
   return state;

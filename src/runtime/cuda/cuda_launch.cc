@@ -173,12 +173,16 @@ void CUDALauncher::Launch(size_t index, tvm::ffi::PackedArgs args) {
   const CUDAKernelInfo& info = data_.kernels[index];
   const char* name = info.name.c_str();
   const int nargs = static_cast<int>(info.arg_types.size());
-  if (args.size() != kNumLaunchHeaderArgs + nargs) {
-    TVM_FFI_THROW(TypeError) << name << ": expected " << kNumLaunchHeaderArgs + nargs
+  // A tensor-map parameter takes its tensor's address, dims and strides (cuda_module.h).
+  int nvalues = nargs;
+  for (const CUDATensorMapParam& m : info.tensor_maps)
+    nvalues += 2 * static_cast<int>(m.box.size());
+  if (args.size() != kNumLaunchHeaderArgs + nvalues) {
+    TVM_FFI_THROW(TypeError) << name << ": expected " << kNumLaunchHeaderArgs + nvalues
                              << " launch arguments (device_id, grid x/y/z, block x/y/z, "
                                 "dyn_shared_bytes, then "
-                             << nargs << " kernel argument" << (nargs == 1 ? "" : "s") << "), got "
-                             << args.size();
+                             << nvalues << " kernel argument value" << (nvalues == 1 ? "" : "s")
+                             << "), got " << args.size();
   }
   int64_t fixed[kNumLaunchHeaderArgs];
   ReadLaunchHeader(args.data(), name, kMaxDevices, "dyn_shared_bytes", fixed);
@@ -211,9 +215,31 @@ void CUDALauncher::Launch(size_t index, tvm::ffi::PackedArgs args) {
     slots = heap_slots.data();
     ptrs = heap_ptrs.data();
   }
+  struct alignas(64) MapSlot {
+    unsigned char bytes[cu::kTensorMapBytes];
+  };
+  std::vector<MapSlot> maps(info.tensor_maps.size());
+  size_t next_map = 0;
+  int pos = kNumLaunchHeaderArgs;
   for (int i = 0; i < nargs; ++i) {
-    ConvertArg(args[kNumLaunchHeaderArgs + i], info.arg_types[i], &slots[i], ArgWhere{name, i});
+    ConvertArg(args[pos], info.arg_types[i], &slots[i], ArgWhere{name, i});
     ptrs[i] = &slots[i];
+    ++pos;
+    if (next_map < info.tensor_maps.size() && info.tensor_maps[next_map].param == uint32_t(i)) {
+      const CUDATensorMapParam& m = info.tensor_maps[next_map];
+      std::vector<int64_t> dims(m.box.size()), strides(m.box.size());
+      for (std::vector<int64_t>* out : {&dims, &strides}) {
+        for (int64_t& v : *out) {
+          ConvertScalarArg(args[pos], DLDataType{kDLInt, 64, 1}, &v, ArgWhere{name, i});
+          ++pos;
+        }
+      }
+      void* addr = nullptr;
+      std::memcpy(&addr, &slots[i], sizeof(addr));
+      EncodeTensorMap(m, addr, dims, strides, maps[next_map].bytes, name);
+      ptrs[i] = maps[next_map].bytes;
+      ++next_map;
+    }
   }
 
   DeviceState& dev = Device(static_cast<int>(device_id), name);

@@ -19,6 +19,12 @@
 namespace tessel {
 namespace runtime {
 
+// Encodes the tensor map `spec` over the tensor at `addr` (dims and strides in elements, outermost
+// first) into `out` (cu::kTensorMapBytes, 64-byte aligned). ValueError naming `kernel` and the
+// tensor when TensorMapProblem finds something; RuntimeError when the driver refuses.
+void EncodeTensorMap(const CUDATensorMapParam& spec, void* addr, const std::vector<int64_t>& dims,
+                     const std::vector<int64_t>& strides, void* out, const char* kernel);
+
 class CUDALauncher : public std::enable_shared_from_this<CUDALauncher> {
  public:
   explicit CUDALauncher(CUDAModuleData data) : data_(std::move(data)) {}

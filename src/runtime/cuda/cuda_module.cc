@@ -56,6 +56,23 @@ void ValidateTable(const std::vector<CUDAKernelInfo>& kernels) {
                                   << int(t.bits) << ", lanes " << t.lanes << ")";
       }
     }
+    uint32_t last = 0;
+    for (size_t m = 0; m < k.tensor_maps.size(); ++m) {
+      const CUDATensorMapParam& t = k.tensor_maps[m];
+      if (t.param >= k.arg_types.size() || (m > 0 && t.param <= last) ||
+          k.arg_types[t.param].code != kDLOpaqueHandle) {
+        TVM_FFI_THROW(ValueError) << "tessel_cuda module: kernel " << k.name << ": tensor map of "
+                                  << t.tensor << " names parameter " << t.param
+                                  << ", not a later handle parameter";
+      }
+      last = t.param;
+      if (t.box.empty() || t.box.size() > 5 ||
+          (t.swizzle != 0 && t.swizzle != 32 && t.swizzle != 64 && t.swizzle != 128)) {
+        TVM_FFI_THROW(ValueError) << "tessel_cuda module: kernel " << k.name << ": tensor map of "
+                                  << t.tensor << " has rank " << t.box.size() << " and swizzle "
+                                  << t.swizzle << " (rank 1..5, swizzle 0/32/64/128)";
+      }
+    }
     const auto& c = k.cluster_dims;
     bool none = c[0] == 0 && c[1] == 0 && c[2] == 0;
     if (!none && (c[0] == 0 || c[1] == 0 || c[2] == 0)) {
@@ -97,9 +114,15 @@ class CUDAModuleObj final : public tvm::ffi::ModuleObj {
 
 }  // namespace
 
+bool CUDATensorMapParam::operator==(const CUDATensorMapParam& o) const {
+  return param == o.param && dtype.code == o.dtype.code && dtype.bits == o.dtype.bits &&
+         dtype.lanes == o.dtype.lanes && swizzle == o.swizzle && box == o.box && tensor == o.tensor;
+}
+
 bool CUDAKernelInfo::operator==(const CUDAKernelInfo& o) const {
   if (name != o.name || use_pdl != o.use_pdl || use_grid_sync != o.use_grid_sync ||
-      cluster_dims != o.cluster_dims || arg_types.size() != o.arg_types.size()) {
+      cluster_dims != o.cluster_dims || arg_types.size() != o.arg_types.size() ||
+      tensor_maps != o.tensor_maps) {
     return false;
   }
   for (size_t i = 0; i < arg_types.size(); ++i) {
@@ -129,6 +152,17 @@ tvm::ffi::Bytes SaveCUDAModuleBytes(const CUDAModuleData& data) {
     }
     w.U32((k.use_pdl ? kFlagPDL : 0) | (k.use_grid_sync ? kFlagGridSync : 0));
     for (uint32_t c : k.cluster_dims) w.U32(c);
+    w.U32(static_cast<uint32_t>(k.tensor_maps.size()));
+    for (const CUDATensorMapParam& t : k.tensor_maps) {
+      w.U32(t.param);
+      w.U8(t.dtype.code);
+      w.U8(t.dtype.bits);
+      w.U16(t.dtype.lanes);
+      w.U32(t.swizzle);
+      w.U32(static_cast<uint32_t>(t.box.size()));
+      for (uint32_t b : t.box) w.U32(b);
+      w.Str(t.tensor);
+    }
   }
   return tvm::ffi::Bytes(w.out());
 }
@@ -185,6 +219,28 @@ CUDAModuleData ParseCUDAModuleBytes(const char* bytes, size_t size) {
     k.use_pdl = (flags & kFlagPDL) != 0;
     k.use_grid_sync = (flags & kFlagGridSync) != 0;
     for (uint32_t& c : k.cluster_dims) c = r.U32("cluster dims");
+    uint32_t nmaps = r.U32("the tensor-map count");
+    if (nmaps > k.arg_types.size()) {
+      TVM_FFI_THROW(ValueError) << "tessel_cuda module bytes: kernel " << k.name << " lists "
+                                << nmaps << " tensor maps for " << k.arg_types.size()
+                                << " parameters";
+    }
+    for (uint32_t j = 0; j < nmaps; ++j) {
+      CUDATensorMapParam t;
+      t.param = r.U32("a tensor map");
+      t.dtype.code = r.U8("a tensor map");
+      t.dtype.bits = r.U8("a tensor map");
+      t.dtype.lanes = r.U16("a tensor map");
+      t.swizzle = r.U32("a tensor map");
+      uint32_t rank = r.U32("a tensor map");
+      if (rank > 5) {
+        TVM_FFI_THROW(ValueError) << "tessel_cuda module bytes: kernel " << k.name
+                                  << ": a tensor map of rank " << rank << " (at most 5)";
+      }
+      for (uint32_t d = 0; d < rank; ++d) t.box.push_back(r.U32("a tensor map's box"));
+      t.tensor = r.Str("a tensor map's tensor name");
+      k.tensor_maps.push_back(std::move(t));
+    }
     data.kernels.push_back(std::move(k));
   }
   if (r.left() != 0) {

@@ -47,7 +47,17 @@ CUDAModuleData SampleData() {
   grid.use_grid_sync = true;
   grid.use_pdl = true;
   grid.cluster_dims = {2, 1, 1};
-  d.kernels = {add, pdl, grid};
+  CUDAKernelInfo tma;
+  tma.name = "tma_kernel";
+  tma.arg_types = {kHandle, kI32};
+  CUDATensorMapParam map;
+  map.param = 0;
+  map.dtype = DLDataType{kDLFloat, 16, 1};
+  map.swizzle = 128;
+  map.box = {128, 64};
+  map.tensor = "A";
+  tma.tensor_maps = {map};
+  d.kernels = {add, pdl, grid, tma};
   return d;
 }
 
@@ -71,8 +81,10 @@ TEST(CUDAModule, BytesRoundTripThroughRegisteredLoader) {
   EXPECT_EQ(back.image, d.image);
   EXPECT_EQ(back.arch, "sm_90");
   EXPECT_EQ(back.source, d.source);
-  ASSERT_EQ(back.kernels.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(back.kernels[i], d.kernels[i]) << i;
+  ASSERT_EQ(back.kernels.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(back.kernels[i], d.kernels[i]) << i;
+  ASSERT_EQ(back.kernels[3].tensor_maps.size(), 1u);
+  EXPECT_EQ(back.kernels[3].tensor_maps[0].box, (std::vector<uint32_t>{128, 64}));
   EXPECT_TRUE(back.kernels[2].use_grid_sync);
   EXPECT_EQ(back.kernels[2].cluster_dims[0], 2u);
   EXPECT_EQ(std::string(m->InspectSource("cu")), d.source);
@@ -91,6 +103,11 @@ TEST(CUDAModule, TableDifferencesAreSeen) {
   b = a;
   b.use_pdl = true;
   EXPECT_NE(a, b);
+  CUDAKernelInfo t = SampleData().kernels[3];
+  CUDAKernelInfo u = t;
+  EXPECT_EQ(t, u);
+  u.tensor_maps[0].swizzle = 64;
+  EXPECT_NE(t, u);
 }
 
 TEST(CUDAModule, FormatIsLittleEndianWithVersion) {
@@ -100,7 +117,7 @@ TEST(CUDAModule, FormatIsLittleEndianWithVersion) {
   std::string s(b.data(), b.size());
   ASSERT_GE(s.size(), 22u);
   EXPECT_EQ(s.substr(0, 8), std::string("TSLCUDA\0", 8));
-  EXPECT_EQ(s.substr(8, 4), std::string("\x01\0\0\0", 4));           // version 1
+  EXPECT_EQ(s.substr(8, 4), std::string("\x02\0\0\0", 4));           // version 2
   EXPECT_EQ(s.substr(12, 8), std::string("\x02\0\0\0\0\0\0\0", 8));  // image length
   EXPECT_EQ(s.substr(20, 2), "AB");
   // magic + version + 3 strings (8-byte lengths) + kernel count.
@@ -121,10 +138,10 @@ TEST(CUDAModule, LoaderRefusesCorruptBytes) {
   bad_magic[0] = 'X';
   ExpectError([&] { LoadThroughRegistry(tvm::ffi::Bytes(bad_magic)); }, "ValueError",
               {"bad magic"});
-  std::string v2 = s;
-  v2[8] = 2;
-  ExpectError([&] { LoadThroughRegistry(tvm::ffi::Bytes(v2)); }, "ValueError",
-              {"format version 2 is not supported", "reads version 1"});
+  std::string v1 = s;
+  v1[8] = 1;
+  ExpectError([&] { LoadThroughRegistry(tvm::ffi::Bytes(v1)); }, "ValueError",
+              {"format version 1 is not supported", "reads version 2"});
   // A huge image length cannot reserve memory before failing.
   std::string huge = s;
   for (int i = 12; i < 20; ++i) huge[i] = '\xff';
@@ -142,6 +159,13 @@ TEST(CUDAModule, InvalidTablesAreRefused) {
   d = SampleData();
   d.kernels[0].arg_types[0] = DLDataType{kDLFloat, 32, 4};
   ExpectError([&] { CreateCUDAModule(d); }, "ValueError", {"parameter 0 has unsupported type"});
+  d = SampleData();
+  d.kernels[3].tensor_maps[0].param = 1;  // an int32 parameter
+  ExpectError([&] { CreateCUDAModule(d); }, "ValueError",
+              {"tma_kernel: tensor map of A names parameter 1, not a later handle parameter"});
+  d = SampleData();
+  d.kernels[3].tensor_maps[0].swizzle = 48;
+  ExpectError([&] { CreateCUDAModule(d); }, "ValueError", {"rank 2 and swizzle 48"});
 }
 
 // Checks that need no driver: they fail the same on any machine, before the driver is opened.
@@ -150,7 +174,7 @@ TEST(CUDAModule, LaunchChecksBeforeTheDriver) {
   tvm::ffi::Function add = *m->GetFunction("add_kernel");
   void* p = reinterpret_cast<void*>(0x1000);
   ExpectError([&] { add(0, 1, 1, 1, 32, 1, 1, 0, p, p); }, "TypeError",
-              {"add_kernel: expected 11 launch arguments", "3 kernel arguments", "got 10"});
+              {"add_kernel: expected 11 launch arguments", "3 kernel argument values", "got 10"});
   ExpectError([&] { add(0, 0, 1, 1, 32, 1, 1, 0, p, p, 4); }, "ValueError",
               {"add_kernel: grid x = 0: launch dimensions must be at least 1"});
   ExpectError([&] { add(0, 4, 1, 1, 32, 1, 0, 0, p, p, 4); }, "ValueError",
@@ -171,6 +195,16 @@ TEST(CUDAModule, LaunchChecksBeforeTheDriver) {
   tvm::ffi::Function grid = *m->GetFunction("grid_kernel_1");
   ExpectError([&] { grid(0, 3, 1, 1, 32, 1, 1, 0); }, "ValueError",
               {"grid_kernel_1: grid x = 3 is not a multiple of the cluster dim 2"});
+  // A tensor-map parameter takes the address, 2 dims and 2 strides: 1 + 4 values, then the int.
+  tvm::ffi::Function tma = *m->GetFunction("tma_kernel");
+  ExpectError([&] { tma(0, 1, 1, 1, 32, 1, 1, 0, p, 4); }, "TypeError",
+              {"tma_kernel: expected 14 launch arguments", "6 kernel argument values", "got 10"});
+  void* odd = reinterpret_cast<void*>(0x1002);
+  ExpectError([&] { tma(0, 1, 1, 1, 32, 1, 1, 0, odd, 64, 64, 64, 1, 4); }, "ValueError",
+              {"tma_kernel: tensor A cannot be described by a TMA tensor map: address 0x1002 is "
+               "not 16-byte aligned"});
+  ExpectError([&] { tma(0, 1, 1, 1, 32, 1, 1, 0, p, 64, 60, 60, 1, 4); }, "ValueError",
+              {"tensor A cannot be described", "stride 0 is 60 elements = 120 bytes"});
 }
 
 // Runs this test binary again with only `test` selected and `env` added; returns its exit status
