@@ -328,7 +328,7 @@ def example_text(op: str) -> str:
 CANDIDATES = {
     1024: [Variant(32, rows=4), Variant(32, rows=8), Variant(128, elems=8), Variant(256, elems=4)],
     4096: [Variant(128), Variant(256), Variant(512), Variant(1024)],
-    8192: [Variant(256), Variant(512), Variant(1024)],
+    8192: [Variant(256), Variant(512), Variant(1024), Variant(128, elems=64)],
     32768: [Variant(1024), Variant(512, elems=64), Variant(1024, elems=0), Variant(256, elems=0)],
 }
 SHAPES = [(65536, 1024), (16384, 4096), (8192, 8192), (2048, 32768)]
