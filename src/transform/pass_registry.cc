@@ -14,6 +14,7 @@
 #include <tessel/transform/swizzle_layout.h>
 #include <tessel/transform/unroll_loop.h>
 #include <tessel/transform/vectorize_loop.h>
+#include <tessel/transform/verify_pipeline.h>
 #include <tessel/transform/verify_well_formed.h>
 #include <tvm/ffi/reflection/registry.h>
 
@@ -38,6 +39,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("SplitHostDevice", SplitHostDevicePass);
   RegisterPass("SoftwarePipeline", SoftwarePipelinePass);
   RegisterPass("SoftwarePipelineAsync", SoftwarePipelineAsyncPass);
+  RegisterPass("VerifyPipeline", VerifyPipelinePass);
 }
 
 }  // namespace transform

@@ -347,7 +347,12 @@ class AsyncCopier : public StmtExprMutator {
                             loop(MakeZero(st->buffer->dtype)));
         }
       }
-      return GetRef<Stmt>(op);
+      // Lanes of 4, 8 or 16 bytes can still go one by one (an unrolled loop).
+      int64_t e = ElementBytes(op->body);
+      if (e != 4 && e != 8 && e != 16) return GetRef<Stmt>(op);
+      Stmt lanes =
+          For(op->loop_var, op->min, op->extent, ForKind::kUnrolled, op->body, "", op->annotations);
+      return VisitStmt(lanes);
     }
     return StmtExprMutator::VisitStmt_(op);
   }
@@ -367,6 +372,14 @@ class AsyncCopier : public StmtExprMutator {
   }
 
  private:
+  // The element size of the staged buffer a copy-loop body stores into, 0 for anything else.
+  int64_t ElementBytes(const Stmt& body) const {
+    const Stmt* s = &body;
+    if (const auto* ite = body.as<IfThenElseNode>()) s = &ite->then_case;
+    const auto* st = s->as<BufferStoreNode>();
+    if (!st || !staging_.count(st->buffer->data.get())) return 0;
+    return st->buffer->dtype.bytes();
+  }
   static bool Uses(const PrimExpr& e, const VarNode* v) {
     bool found = false;
     PostOrderVisit(e, [&](const ObjectRef& n) { found = found || n.get() == v; });
