@@ -54,6 +54,20 @@ def test_pipelined_matmul_matches_torch(m, n, k, dtype, stages):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_a_source_off_16_byte_alignment_takes_the_plain_copies(dtype):
+    # A view one element into its storage: compact and element-aligned, so the host wrapper takes
+    # it, but no longer 16-byte aligned: the copies test the base and do not use cp.async.
+    m = n = k = 256
+    t = getattr(torch, dtype)
+    a = torch.randn(m * k + 1, device="cuda").to(t)[1:].view(m, k)
+    b = torch.randn(k, n, device="cuda").to(t)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    build(m, n, k, dtype, 3)["mm"](a, b, c)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-3, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_timing_print_one_two_three_stages(dtype):
     size = 2048
     t = getattr(torch, dtype)

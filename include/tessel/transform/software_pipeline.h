@@ -17,8 +17,9 @@
 //   unconditional commit, then the consumer of iteration k; a block barrier follows the loop;
 // - with async copies (SoftwarePipelineAsync, inside a GPU kernel), each element or vectorized-loop
 //   copy from a non-shared buffer becomes `ptx_cp_async` of 4, 8 or 16 bytes when the dtype, the
-//   width and the alignment (proved by the analyzer; a parameter buffer's base is taken to be
-//   aligned to its declared data_alignment) allow, else stays a synchronous store;
+//   width and the alignment of both ends (proved by the analyzer relative to the buffers' bases;
+//   a copy wider than an element also tests the source buffer's base at run time and falls back
+//   to the plain store) allow, else stays a synchronous store;
 // - barriers (and the waits and commits) appear only inside a threadIdx thread_extent: the C target
 //   gets the same restructuring with plain copies.
 // Barriers that the loop body had at its top level between producer and consumer or at its end
