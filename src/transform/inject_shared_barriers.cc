@@ -369,7 +369,9 @@ class BarrierInjector {
                  "thread-dependent condition "
               << AsText(op->condition)
               << "; not every thread would reach it. Move the barrier's statements out of the "
-                 "condition";
+                 "condition, or, when the kernel orders these accesses itself (mbarriers, named "
+                 "barriers), say so with T.func_attr({\""
+              << kManualSharedSyncAttr << "\": True})";
         } else {
           piece.push_back(p);
         }
@@ -474,6 +476,9 @@ bool UsesShared(const PrimFunc& func) {
 PrimFunc Inject(const PrimFunc& func, const std::string& key) {
   if (!func.defined()) TVM_FFI_THROW(ValueError) << "InjectSharedBarriers: undefined function";
   if (!UsesShared(func)) return func;
+  if (auto manual = func->attrs.Get(kManualSharedSyncAttr)) {
+    if (auto b = manual->try_cast<bool>(); b && *b) return func;
+  }
   std::string name = key.empty() ? "<unnamed>" : key;
   if (auto sym = func.GetGlobalSymbol()) name = *sym;
   BarrierInjector injector(name);

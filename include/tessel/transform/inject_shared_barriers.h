@@ -14,7 +14,10 @@
 // of a block (it mentions a threadIdx variable, a variable computed from one, or reads memory):
 // such an `if` is split around the barrier instead (`if c: A` / barrier / `if c: B`), which needs
 // a condition without memory reads and the barrier at the top level of the branch; otherwise a
-// ValueError explains where. Functions without shared-memory accesses are returned unchanged.
+// ValueError explains where. Functions without shared-memory accesses are returned unchanged, and
+// so are functions with the attribute kManualSharedSyncAttr set to True: kernels that order their
+// shared-memory accesses themselves with mbarriers and named barriers (warp-specialized
+// producer/consumer code), which this analysis cannot see and would only over-synchronize.
 #ifndef TESSEL_TRANSFORM_INJECT_SHARED_BARRIERS_H_
 #define TESSEL_TRANSFORM_INJECT_SHARED_BARRIERS_H_
 
@@ -23,6 +26,8 @@
 
 namespace tessel {
 namespace transform {
+
+inline constexpr const char* kManualSharedSyncAttr = "tessel.manual_shared_sync";
 
 ir::PrimFunc InjectSharedBarriers(const ir::PrimFunc& func);
 ir::IRModule InjectSharedBarriers(const ir::IRModule& mod);
