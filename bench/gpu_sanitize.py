@@ -28,7 +28,7 @@ def main() -> int:
     for dtype in ("float16", "bfloat16"):
         t = getattr(torch, dtype)
         f = tessel.build(gemm_text(dtype), target="cuda -arch=sm_90a")["gemm_hopper"]
-        for m, n, k in ((200, 264, 136), (130, 520, 72)):
+        for m, n, k in ((200, 264, 136), (130, 520, 72), (33, 7, 5)):
             a = torch.randn(m, k, device="cuda").to(t)
             w = torch.randn(n, k, device="cuda").to(t)
             c = torch.empty(m, n, device="cuda", dtype=t)

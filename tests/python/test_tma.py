@@ -262,29 +262,17 @@ def test_a_tensor_tma_cannot_describe_is_a_clear_error():
 @needs_h100
 @pytest.mark.parametrize("m,n,k", [(128, 256, 64), (256, 512, 1024), (1000, 1000, 1000),
                                    (4000, 4000, 4000), (8192, 1000, 4096), (77, 3000, 136),
-                                   (1, 8, 8), (130, 264, 72)])
+                                   (1, 8, 8), (130, 264, 72), (300, 200, 0), (64, 100, 60),
+                                   (64, 100, 64), (33, 7, 5), (0, 16, 16)])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_gemm_hopper_on_the_gpu(m, n, k, dtype):
     t = getattr(torch, dtype)
     a = torch.randn(m, k, device="cuda").to(t)
     w = torch.randn(n, k, device="cuda").to(t)
     c = torch.full((m, n), float("nan"), device="cuda").to(t)
+    # N and K multiples of 8 (and K > 0) take the TMA kernel, the others the CUDA-core fallback.
     text = GEMM if dtype == "float16" else bf16(GEMM)
     build(text)["gemm_hopper"](a, w, c)
     ref = (a.float() @ w.float().T).to(t).float()
     torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=2e-2 * max(1.0, k ** 0.5 / 8))
 
-
-@needs_h100
-@pytest.mark.parametrize("m,n,k,tensor,problem", [
-    (300, 200, 0, "A", "dim 1 is 0"),
-    (64, 100, 60, "A", "stride 0 is 60 elements = 120 bytes"),
-    (64, 100, 64, "C", "stride 0 is 100 elements = 200 bytes"),
-])
-def test_gemm_hopper_refuses_what_tma_cannot_describe(m, n, k, tensor, problem):
-    a = torch.randn(m, k, device="cuda").half()
-    w = torch.randn(n, k, device="cuda").half()
-    c = torch.empty(m, n, device="cuda").half()
-    with pytest.raises(ValueError, match=rf"gemm_hopper_kernel: tensor {tensor} cannot be described "
-                                         rf"by a TMA tensor map: {re.escape(problem)}"):
-        build(GEMM)["gemm_hopper"](a, w, c)
