@@ -54,8 +54,9 @@ TEST(BuildCUDA, PipelineNames) {
   EXPECT_EQ(got, (std::vector<std::string>{
                      "VerifyWellFormed", "LowerCrossThreadReduction", "LowerBlocks",
                      "CompactBufferAllocation", "FlattenBuffer", "SwizzleLayout", "Simplify",
-                     "LowerThreadBinding", "InjectSharedBarriers", "VectorizeLoop", "UnrollLoop",
-                     "LowerIntrinsics", "SplitHostDevice", "Simplify"}));
+                     "LowerThreadBinding", "InjectSharedBarriers", "SoftwarePipelineAsync",
+                     "VectorizeLoop", "UnrollLoop", "LowerIntrinsics", "SplitHostDevice",
+                     "Simplify"}));
 }
 
 TEST(BuildCUDA, BuildsAndLoadsWithoutAGpu) {

@@ -189,7 +189,7 @@ TEST_F(BuildTest, PipelineIsTheContractsOrder) {
   EXPECT_EQ(
       joined,
       "VerifyWellFormed LowerBlocks CompactBufferAllocation FlattenBuffer SwizzleLayout Simplify "
-      "VectorizeLoop "
+      "SoftwarePipeline VectorizeLoop "
       "UnrollLoop LowerIntrinsics Simplify ");
 }
 
