@@ -15,6 +15,7 @@ row length.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from dataclasses import dataclass
@@ -46,31 +47,27 @@ class Variant:
     def tag(self) -> str:
         if not self.elems:
             return f"s{self.threads}"
-        return f"w{self.rows}x{self.elems}" if self.threads == 32 else f"b{self.threads}x{self.elems}"
+        kind = f"w{self.rows}" if self.threads == 32 else f"b{self.threads}"
+        return f"{kind}x{self.elems}"
 
 
 class Lines:
-    def __init__(self):
+    """TVMScript lines at a current indentation depth."""
+
+    def __init__(self, depth=0):
         self.out = []
-        self.depth = 0
+        self.depth = depth
 
     def __call__(self, text):
         self.out.append("    " * self.depth + text)
 
+    @contextlib.contextmanager
     def block(self, head):
+        """`head` at this depth, then what the with-body adds one level deeper."""
         self(head)
-        return _Indent(self)
-
-
-class _Indent:
-    def __init__(self, lines):
-        self.lines = lines
-
-    def __enter__(self):
-        self.lines.depth += 1
-
-    def __exit__(self, *exc):
-        self.lines.depth -= 1
+        self.depth += 1
+        yield
+        self.depth -= 1
 
 
 def _load(dtype, expr):
@@ -113,38 +110,35 @@ def _reduce(L, v, slot, kind, var):
 
 def kernel(L, op, dtype, v: Variant):
     """One kernel (a thread-binding nest) at L's current depth."""
-    V = VEC[dtype]
     fill = 'T.float32("-inf")' if op == "softmax" else _f(0)
-    if v.threads == 32:
-        L(f'for bx in T.thread_binding((n + {v.rows - 1}) // {v.rows}, thread="blockIdx.x"):')
-        L.depth += 1
-        L(f'for ty in T.thread_binding({v.rows}, thread="threadIdx.y"):')
-        L.depth += 1
-        row = f"bx * {v.rows} + ty"
-    else:
-        L('for bx in T.thread_binding(n, thread="blockIdx.x"):')
-        L.depth += 1
-        row = "bx"
     nw = v.threads // 32
-    if v.threads > 32:
-        for var in ("red0", "red1") if op != "rmsnorm" else ("red0",):
-            L(f'{var}_data = T.allocate([{nw}], "float32", "shared")')
-            L(f'{var} = T.decl_buffer(({nw},), "float32", data={var}_data, scope="shared")')
-    L(f'for tx in T.thread_binding({v.threads}, thread="threadIdx.x"):')
-    L.depth += 1
-    if v.elems:
-        L(f'x_data = T.allocate([{v.elems}], "float32", "local")')
-        L(f'x = T.decl_buffer(({v.elems},), "float32", data=x_data, scope="local")')
-    L('s_data = T.allocate([2], "float32", "local")')
-    L('s = T.decl_buffer((2,), "float32", data=s_data, scope="local")')
-    if v.threads == 32:
-        L(f"if {row} < n:")
-        L.depth += 1
-    if v.elems:
-        _vector_body(L, op, dtype, v, row, V, fill)
-    else:
-        _scalar_body(L, op, dtype, v, row)
-    L.depth -= 4 if v.threads == 32 else 2
+    with contextlib.ExitStack() as nest:
+        if v.threads == 32:
+            blocks = f"(n + {v.rows - 1}) // {v.rows}"
+            bx = f'T.thread_binding({blocks}, thread="blockIdx.x")'
+            ty = f'T.thread_binding({v.rows}, thread="threadIdx.y")'
+            nest.enter_context(L.block(f"for bx in {bx}:"))
+            nest.enter_context(L.block(f"for ty in {ty}:"))
+            row = f"bx * {v.rows} + ty"
+        else:
+            nest.enter_context(L.block('for bx in T.thread_binding(n, thread="blockIdx.x"):'))
+            row = "bx"
+            for var in ("red0", "red1") if op != "rmsnorm" else ("red0",):
+                L(f'{var}_data = T.allocate([{nw}], "float32", "shared")')
+                L(f'{var} = T.decl_buffer(({nw},), "float32", data={var}_data, scope="shared")')
+        threads = f'T.thread_binding({v.threads}, thread="threadIdx.x")'
+        nest.enter_context(L.block(f"for tx in {threads}:"))
+        if v.elems:
+            L(f'x_data = T.allocate([{v.elems}], "float32", "local")')
+            L(f'x = T.decl_buffer(({v.elems},), "float32", data=x_data, scope="local")')
+        L('s_data = T.allocate([2], "float32", "local")')
+        L('s = T.decl_buffer((2,), "float32", data=s_data, scope="local")')
+        if v.threads == 32:
+            nest.enter_context(L.block(f"if {row} < n:"))
+        if v.elems:
+            _vector_body(L, op, dtype, v, row, VEC[dtype], fill)
+        else:
+            _scalar_body(L, op, dtype, v, row)
 
 
 def _vector_body(L, op, dtype, v, row, V, fill):
@@ -245,33 +239,31 @@ def _scalar_body(L, op, dtype, v, row):
 def function(op, dtype, name, variants, depth=0):
     """A PrimFunc whose host part picks the first variant whose row capacity holds m (vector
     variants need m % VEC == 0); the last variant is taken otherwise."""
-    L = Lines()
-    L.depth = depth
+    L = Lines(depth)
     V = VEC[dtype]
     L("@T.prim_func")
-    L(f"def {name}({', '.join(params(op, dtype))}):")
-    L.depth += 1
-    L(f'T.func_attr({{"global_symbol": "{name}", "target": "cuda", "tir.noalias": True}})')
-    if any(v.elems for v in variants):
-        L(f"mv = m // {V}")
-        L(f'Af = T.decl_buffer((n * m,), "{dtype}", data=A.data)')
-        L(f'Bf = T.decl_buffer((n * m,), "{dtype}", data=B.data)')
-    if len(variants) == 1:
-        kernel(L, op, dtype, variants[0])
-        return "\n".join(L.out)
-    for i, v in enumerate(variants):
-        if i == len(variants) - 1:
-            L("else:")
-        else:
-            cond = f"m % {V} == 0 and m <= {v.capacity()}" if v.elems else "True"
-            L(("if " if i == 0 else "elif ") + cond + ":")
-        L.depth += 1
-        kernel(L, op, dtype, v)
-        L.depth -= 1
+    with L.block(f"def {name}({', '.join(params(op, dtype))}):"):
+        L(f'T.func_attr({{"global_symbol": "{name}", "target": "cuda", "tir.noalias": True}})')
+        if any(v.elems for v in variants):
+            L(f"mv = m // {V}")
+            L(f'Af = T.decl_buffer((n * m,), "{dtype}", data=A.data)')
+            L(f'Bf = T.decl_buffer((n * m,), "{dtype}", data=B.data)')
+        if len(variants) == 1:
+            kernel(L, op, dtype, variants[0])
+            return "\n".join(L.out)
+        for i, v in enumerate(variants):
+            if i == len(variants) - 1:
+                head = "else:"
+            else:
+                cond = f"m % {V} == 0 and m <= {v.capacity()}" if v.elems else "True"
+                head = ("if " if i == 0 else "elif ") + cond + ":"
+            with L.block(head):
+                kernel(L, op, dtype, v)
     return "\n".join(L.out)
 
 
-HEADER = "from __future__ import annotations\n\nfrom tessel.script import ir as I\nfrom tessel.script import tir as T\n"
+HEADER = ("from __future__ import annotations\n\n"
+          "from tessel.script import ir as I\nfrom tessel.script import tir as T\n")
 
 
 def module(op, name, dtypes, variants):
@@ -282,21 +274,24 @@ def module(op, name, dtypes, variants):
     return "\n".join(parts)
 
 
-
 # ---- the dispatching modules (the examples) ----
 
-# One warp per row up to 1024 elements, one block of 256 threads up to 8192, of 1024 threads up to
-# 32768 (32 elements in registers per thread), else (longer rows, or a length that 16 bytes do not
-# divide) the scalar kernel that rereads the row from global memory (L2).
-DISPATCH = [Variant(32, rows=4), Variant(256), Variant(1024), Variant(256, elems=0)]
-EXAMPLES = {"softmax": ("softmax_gpu_fast", "softmax_fast"), "layernorm": ("layernorm_gpu", "layernorm"),
+# One warp per row up to 1024 elements, then one block per row of 128, 256 or 1024 threads up to
+# 4096, 8192 or 32768 (32 elements in registers per thread, so every thread's registers are full at
+# the top of each range), else (longer rows, or a length that 16 bytes do not divide) the scalar
+# kernel that rereads the row from global memory (L2). The H200 sweep of `CANDIDATES` chose these:
+# at 4096, float16, 128 threads took 87-97 us and 256 threads 97-125 us (docs/performance.md).
+DISPATCH = [Variant(32, rows=4), Variant(128), Variant(256), Variant(1024), Variant(256, elems=0)]
+# op -> (file in examples/, function name without the dtype suffix)
+EXAMPLES = {"softmax": ("softmax_gpu_fast", "softmax_fast"),
+            "layernorm": ("layernorm_gpu", "layernorm"),
             "rmsnorm": ("rmsnorm_gpu", "rmsnorm")}
 DTYPES = ["float32", "float16", "bfloat16"]
 
 WHY = {
     "softmax": "y = exp(x - max) / sum(exp(x - max)) over each row of A (n, m), fp32 accumulation.",
-    "layernorm": "y = (x - mean) * rsqrt(var + 1e-5) * W + Bias over each row (torch's layer_norm).",
-    "rmsnorm": "y = x * rsqrt(mean(x^2) + 1e-6) * W over each row (torch's rms_norm).",
+    "layernorm": "y = (x - mean) * rsqrt(var + 1e-5) * W + Bias over each row (F.layer_norm).",
+    "rmsnorm": "y = x * rsqrt(mean(x^2) + 1e-6) * W over each row (F.rms_norm).",
 }
 
 
@@ -315,6 +310,7 @@ def example_text(op: str) -> str:
 # The output is written from registers, so the kernel moves the tensor's bytes once each way.
 # The host part of each function picks the kernel at launch from the symbolic row length m:
 #   m % vec == 0 and m <= 1024:  one warp per row, 4 rows per block of 128 threads
+#   m % vec == 0 and m <= 4096:  one block of 128 threads per row
 #   m % vec == 0 and m <= 8192:  one block of 256 threads per row
 #   m % vec == 0 and m <= 32768: one block of 1024 threads per row
 #   otherwise:                   one block of 256 threads per row, scalar, rereading the row
@@ -508,8 +504,9 @@ def main() -> int:
                         t_triton = cuda_time(call, reps)
                 rows.append((op, dtype, n, m, t_ours, nbytes / t_ours, t_copy, t_torch, t_triton,
                              ok, err))
-                print(f"  {op} {dtype} {n}x{m}: tessel {t_ours * 1e6:.0f} us ({t_copy / t_ours:.0%} "
-                      f"of copy), torch {t_torch * 1e6:.0f} us, triton {t_triton * 1e6:.0f} us, "
+                print(f"  {op} {dtype} {n}x{m}: tessel {t_ours * 1e6:.0f} us "
+                      f"({t_copy / t_ours:.0%} of copy), torch {t_torch * 1e6:.0f} us, "
+                      f"triton {t_triton * 1e6:.0f} us, "
                       f"err {err:.1e}{'' if ok else ' WRONG'}", flush=True)
                 if cand is not None:
                     times = []
@@ -526,7 +523,8 @@ def main() -> int:
                         t = cuda_time(lambda: f(*ins, yc), reps)
                         times.append(f"{v.tag()} {t * 1e6:.0f}{'' if c_ok else ' WRONG'}")
                     print(f"  candidates {op} {dtype} {n}x{m} (us; dispatch {t_ours * 1e6:.0f}, "
-                          f"torch {t_torch * 1e6:.0f}, copy {t_copy * 1e6:.0f}): " + ", ".join(times),
+                          f"torch {t_torch * 1e6:.0f}, copy {t_copy * 1e6:.0f}): "
+                          + ", ".join(times),
                           flush=True)
                 del ins, y, want, src
     print()

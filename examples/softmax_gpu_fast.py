@@ -9,6 +9,7 @@
 # The output is written from registers, so the kernel moves the tensor's bytes once each way.
 # The host part of each function picks the kernel at launch from the symbolic row length m:
 #   m % vec == 0 and m <= 1024:  one warp per row, 4 rows per block of 128 threads
+#   m % vec == 0 and m <= 4096:  one block of 128 threads per row
 #   m % vec == 0 and m <= 8192:  one block of 256 threads per row
 #   m % vec == 0 and m <= 32768: one block of 1024 threads per row
 #   otherwise:                   one block of 256 threads per row, scalar, rereading the row
@@ -59,6 +60,50 @@ class Module:
                                 if k * 32 + tx < mv:
                                     for e in T.vectorized(4):
                                         Bf[(bx * 4 + ty) * mv * 4 + (k * 32 + tx) * 4 + e] = x[k * 4 + e] * s[1]
+        elif m % 4 == 0 and m <= 4096:
+            for bx in T.thread_binding(n, thread="blockIdx.x"):
+                red0_data = T.allocate([4], "float32", "shared")
+                red0 = T.decl_buffer((4,), "float32", data=red0_data, scope="shared")
+                red1_data = T.allocate([4], "float32", "shared")
+                red1 = T.decl_buffer((4,), "float32", data=red1_data, scope="shared")
+                for tx in T.thread_binding(128, thread="threadIdx.x"):
+                    x_data = T.allocate([32], "float32", "local")
+                    x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                    s_data = T.allocate([2], "float32", "local")
+                    s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
+                    for k in T.unroll(8):
+                        if k * 128 + tx < mv:
+                            for e in T.vectorized(4):
+                                x[k * 4 + e] = Af[(bx) * mv * 4 + (k * 128 + tx) * 4 + e]
+                        else:
+                            for e in T.vectorized(4):
+                                x[k * 4 + e] = T.float32("-inf")
+                    s[0] = T.float32("-inf")
+                    for i in T.unroll(32):
+                        s[0] = T.max(s[0], x[i])
+                    for j in T.unroll(5):
+                        s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
+                    if tx % 32 == 0:
+                        red0[tx // 32] = s[0]
+                    s[0] = red0[0]
+                    for w in T.unroll(3):
+                        s[0] = T.max(s[0], red0[w + 1])
+                    s[1] = T.float32(0)
+                    for i in T.unroll(32):
+                        x[i] = T.exp(x[i] - s[0])
+                        s[1] = s[1] + x[i]
+                    for j in T.unroll(5):
+                        s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
+                    if tx % 32 == 0:
+                        red1[tx // 32] = s[1]
+                    s[1] = red1[0]
+                    for w in T.unroll(3):
+                        s[1] = s[1] + red1[w + 1]
+                    s[1] = T.float32(1) / s[1]
+                    for k in T.unroll(8):
+                        if k * 128 + tx < mv:
+                            for e in T.vectorized(4):
+                                Bf[(bx) * mv * 4 + (k * 128 + tx) * 4 + e] = x[k * 4 + e] * s[1]
         elif m % 4 == 0 and m <= 8192:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([8], "float32", "shared")
@@ -221,6 +266,50 @@ class Module:
                                 if k * 32 + tx < mv:
                                     for e in T.vectorized(8):
                                         Bf[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e] = T.Cast("float16", x[k * 8 + e] * s[1])
+        elif m % 8 == 0 and m <= 4096:
+            for bx in T.thread_binding(n, thread="blockIdx.x"):
+                red0_data = T.allocate([4], "float32", "shared")
+                red0 = T.decl_buffer((4,), "float32", data=red0_data, scope="shared")
+                red1_data = T.allocate([4], "float32", "shared")
+                red1 = T.decl_buffer((4,), "float32", data=red1_data, scope="shared")
+                for tx in T.thread_binding(128, thread="threadIdx.x"):
+                    x_data = T.allocate([32], "float32", "local")
+                    x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                    s_data = T.allocate([2], "float32", "local")
+                    s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
+                    for k in T.unroll(4):
+                        if k * 128 + tx < mv:
+                            for e in T.vectorized(8):
+                                x[k * 8 + e] = T.Cast("float32", Af[(bx) * mv * 8 + (k * 128 + tx) * 8 + e])
+                        else:
+                            for e in T.vectorized(8):
+                                x[k * 8 + e] = T.float32("-inf")
+                    s[0] = T.float32("-inf")
+                    for i in T.unroll(32):
+                        s[0] = T.max(s[0], x[i])
+                    for j in T.unroll(5):
+                        s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
+                    if tx % 32 == 0:
+                        red0[tx // 32] = s[0]
+                    s[0] = red0[0]
+                    for w in T.unroll(3):
+                        s[0] = T.max(s[0], red0[w + 1])
+                    s[1] = T.float32(0)
+                    for i in T.unroll(32):
+                        x[i] = T.exp(x[i] - s[0])
+                        s[1] = s[1] + x[i]
+                    for j in T.unroll(5):
+                        s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
+                    if tx % 32 == 0:
+                        red1[tx // 32] = s[1]
+                    s[1] = red1[0]
+                    for w in T.unroll(3):
+                        s[1] = s[1] + red1[w + 1]
+                    s[1] = T.float32(1) / s[1]
+                    for k in T.unroll(4):
+                        if k * 128 + tx < mv:
+                            for e in T.vectorized(8):
+                                Bf[(bx) * mv * 8 + (k * 128 + tx) * 8 + e] = T.Cast("float16", x[k * 8 + e] * s[1])
         elif m % 8 == 0 and m <= 8192:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([8], "float32", "shared")
@@ -383,6 +472,50 @@ class Module:
                                 if k * 32 + tx < mv:
                                     for e in T.vectorized(8):
                                         Bf[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e] = T.Cast("bfloat16", x[k * 8 + e] * s[1])
+        elif m % 8 == 0 and m <= 4096:
+            for bx in T.thread_binding(n, thread="blockIdx.x"):
+                red0_data = T.allocate([4], "float32", "shared")
+                red0 = T.decl_buffer((4,), "float32", data=red0_data, scope="shared")
+                red1_data = T.allocate([4], "float32", "shared")
+                red1 = T.decl_buffer((4,), "float32", data=red1_data, scope="shared")
+                for tx in T.thread_binding(128, thread="threadIdx.x"):
+                    x_data = T.allocate([32], "float32", "local")
+                    x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                    s_data = T.allocate([2], "float32", "local")
+                    s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
+                    for k in T.unroll(4):
+                        if k * 128 + tx < mv:
+                            for e in T.vectorized(8):
+                                x[k * 8 + e] = T.Cast("float32", Af[(bx) * mv * 8 + (k * 128 + tx) * 8 + e])
+                        else:
+                            for e in T.vectorized(8):
+                                x[k * 8 + e] = T.float32("-inf")
+                    s[0] = T.float32("-inf")
+                    for i in T.unroll(32):
+                        s[0] = T.max(s[0], x[i])
+                    for j in T.unroll(5):
+                        s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
+                    if tx % 32 == 0:
+                        red0[tx // 32] = s[0]
+                    s[0] = red0[0]
+                    for w in T.unroll(3):
+                        s[0] = T.max(s[0], red0[w + 1])
+                    s[1] = T.float32(0)
+                    for i in T.unroll(32):
+                        x[i] = T.exp(x[i] - s[0])
+                        s[1] = s[1] + x[i]
+                    for j in T.unroll(5):
+                        s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
+                    if tx % 32 == 0:
+                        red1[tx // 32] = s[1]
+                    s[1] = red1[0]
+                    for w in T.unroll(3):
+                        s[1] = s[1] + red1[w + 1]
+                    s[1] = T.float32(1) / s[1]
+                    for k in T.unroll(4):
+                        if k * 128 + tx < mv:
+                            for e in T.vectorized(8):
+                                Bf[(bx) * mv * 8 + (k * 128 + tx) * 8 + e] = T.Cast("bfloat16", x[k * 8 + e] * s[1])
         elif m % 8 == 0 and m <= 8192:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([8], "float32", "shared")

@@ -4,7 +4,7 @@ examples/layernorm_gpu.py, examples/rmsnorm_gpu.py).
 On any machine: the examples are what bench/cuda_reductions.py generates; each builds for
 `cuda -arch=sm_90` with 16-byte global loads and stores (float4 / uint4, `ld.global.v4` in the PTX)
 and warp shuffles; and, through the MSL execution harness, each kernel variant (warp per row, block
-of 256 and of 1024 threads per row, the scalar fallback) gives NumPy's answer. On a machine with a
+of 128, 256 and 1024 threads per row, the scalar fallback) gives NumPy's answer. On a machine with a
 CUDA GPU and PyTorch: every dtype and kernel variant against torch, ragged row lengths included."""
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from conftest import REPO, gpu_torch, have_cuda_compiler
 
 import tessel
 
-_spec = importlib.util.spec_from_file_location("cuda_reductions", REPO / "bench" / "cuda_reductions.py")
+_spec = importlib.util.spec_from_file_location("cuda_reductions",
+                                               REPO / "bench" / "cuda_reductions.py")
 gen = importlib.util.module_from_spec(_spec)
 sys.modules["cuda_reductions"] = gen  # dataclasses look their module up there
 _spec.loader.exec_module(gen)
@@ -57,8 +58,8 @@ def test_cuda_source_has_wide_accesses_and_shuffles(op):
     mod = cuda_module(op)
     assert sorted(mod.function_names) == sorted(function_name(op, dt) for dt in gen.DTYPES)
     src = mod.get_source("cuda")
-    # Four kernels per dtype: warp per row, block of 256, block of 1024, scalar fallback.
-    assert src.count("__global__") == 4 * len(gen.DTYPES)
+    # Per dtype: warp per row, blocks of 128, 256 and 1024 threads per row, the scalar fallback.
+    assert src.count("__global__") == len(gen.DISPATCH) * len(gen.DTYPES) == 5 * len(gen.DTYPES)
     assert "__launch_bounds__(1024)" in src and "__launch_bounds__(128)" in src
     for wide in ["tsl_wide_load<float4>", "tsl_wide_load<uint4>", "tsl_wide_store("]:
         assert wide in src, wide
@@ -95,9 +96,10 @@ def inputs(op, n, m, rng):
     return ins
 
 
-# (n, m): warp per row (5 rows: a partial block of 4), block of 256 (4096, 4104), block of 1024
-# (20000), the scalar kernel for lengths 16 bytes do not divide (33, 4097) and past 32768.
-EMU_SHAPES = [(5, 1024), (3, 1000), (3, 33), (2, 4096), (2, 4104), (2, 4097), (1, 20000), (1, 33000)]
+# (n, m): warp per row (5 rows: a partial block of 4), block of 128 (2048, 4096), of 256 (4104),
+# of 1024 (20000), the scalar kernel for lengths 16 bytes do not divide (33, 4097) and past 32768.
+EMU_SHAPES = [(5, 1024), (3, 1000), (3, 33), (2, 2048), (2, 4096), (2, 4104), (2, 4097),
+              (1, 20000), (1, 33000)]
 
 
 @pytest.mark.parametrize("op", OPS)
