@@ -329,22 +329,16 @@ class AsyncCopier : public StmtExprMutator {
       // An `if` the lanes share goes outside the loop, then each branch is tried again.
       if (const auto* ite = op->body.as<IfThenElseNode>()) {
         if (!Uses(ite->condition, op->loop_var.get())) {
-          auto loop = [&](const Stmt& b) {
-            return For(op->loop_var, op->min, op->extent, op->kind, b, "", op->annotations);
-          };
           Optional<Stmt> els;
-          if (ite->else_case) els = VisitStmt(loop(*ite->else_case));
-          return IfThenElse(ite->condition, VisitStmt(loop(ite->then_case)), els);
+          if (ite->else_case) els = VisitStmt(LoopOf(op, *ite->else_case, true));
+          return IfThenElse(ite->condition, VisitStmt(LoopOf(op, ite->then_case, false)), els);
         }
       }
       if (const auto* st = op->body.as<BufferStoreNode>()) {
         if (auto g = GuardedLoad(st->value); g && !Uses(g->first, op->loop_var.get())) {
-          auto loop = [&](const PrimExpr& v) {
-            return For(op->loop_var, op->min, op->extent, op->kind,
-                       BufferStore(st->buffer, v, st->indices), "", op->annotations);
-          };
-          return IfThenElse(g->first, VisitStmt(loop(g->second)),
-                            loop(MakeZero(st->buffer->dtype)));
+          Stmt copy = BufferStore(st->buffer, g->second, st->indices);
+          Stmt zero = BufferStore(st->buffer, MakeZero(st->buffer->dtype), st->indices);
+          return IfThenElse(g->first, VisitStmt(LoopOf(op, copy, false)), LoopOf(op, zero, true));
         }
       }
       // Lanes of 4, 8 or 16 bytes can still go one by one (an unrolled loop).
@@ -372,6 +366,14 @@ class AsyncCopier : public StmtExprMutator {
   }
 
  private:
+  // The loop `op` around `body`; with `fresh`, over a new variable (the two branches of a split
+  // loop must not bind one variable twice).
+  static Stmt LoopOf(const ForNode* op, const Stmt& body, bool fresh) {
+    if (!fresh) return For(op->loop_var, op->min, op->extent, op->kind, body, "", op->annotations);
+    Var v(make_object<VarNode>(*op->loop_var.get()));
+    Stmt b = StageRewriter({}, PrimExpr(), {{op->loop_var.get(), v}}, false).VisitStmt(body);
+    return For(v, op->min, op->extent, op->kind, b, "", op->annotations);
+  }
   // The element size of the staged buffer a copy-loop body stores into, 0 for anything else.
   int64_t ElementBytes(const Stmt& body) const {
     const Stmt* s = &body;

@@ -409,6 +409,13 @@ def test_a_staged_buffer_used_after_the_loop_is_refused():
         lower(text)
 
 
-def test_pipelined_output_prints_and_parses_back():
-    mod = lower_through_pipelining(gpu_mm(256, 256, 256, "float32", 3), "cuda -arch=sm_80")
+@pytest.mark.parametrize("shape,dtype", [((256, 256, 256), "float32"), ((200, 136, 1000), "float16"),
+                                         ((100, 70, 77), "float32")])
+def test_pipelined_output_is_well_formed_and_parses_back(shape, dtype):
+    # Each copy of the producer binds its own loop variables, and so does each branch of a split
+    # vector loop.
+    mod = lower_through_pipelining(gpu_mm(*shape, dtype, 3), "cuda -arch=sm_80")
+    assert list(get("tessel.transform.VerifyWellFormed")(mod)) == []
     tessel.ir.assert_structural_equal(tessel.parse(str(mod)), mod, map_free_vars=True)
+    c = lower_through_pipelining(cpu_mm(dtype, 4, 8, True), "c")
+    assert list(get("tessel.transform.VerifyWellFormed")(c)) == []
