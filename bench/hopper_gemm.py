@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests" / "python"))
 
 import torch  # noqa: E402
 import triton  # noqa: E402
@@ -108,6 +109,27 @@ def main() -> int:
                          for i in range(3))
             print(f"| {dtype} | {m} x {n} x {k} | {fl / ours / 1e12:.1f} | {fl / cublas / 1e12:.1f} | "
                   f"{fl / tri / 1e12:.1f} | {cublas / ours:.3f} | {spread * 100:.1f}% |", flush=True)
+    # The fused epilogue written over the accumulator fragment (tests/python/test_tma.py), against
+    # torch's addmm (cuBLASLt, bias fused) followed by relu.
+    from test_tma import with_bias_relu  # noqa: E402
+
+    f = tessel.build(with_bias_relu(gemm_text("float16")), target="cuda -arch=sm_90a")["gemm_hopper"]
+    print("\n| fp16, C = relu(A @ W.T + bias) | tessel TFLOP/s | torch addmm + relu TFLOP/s | ratio |")
+    print("|---|---|---|---|")
+    for m, n, k in SHAPES[:2]:
+        a = torch.randn(m, k, device="cuda").half()
+        w = torch.randn(n, k, device="cuda").half()
+        bias = torch.randn(n, device="cuda")
+        c = torch.empty(m, n, device="cuda").half()
+        f(a, w, c, bias)
+        ref = torch.relu(torch.addmm(bias.half(), a, w.T))
+        torch.testing.assert_close(c.float(), ref.float(), rtol=2e-2, atol=2e-1)
+        fl = 2.0 * m * n * k
+        ours = cuda_time(lambda: f(a, w, c, bias), 30)
+        bh = bias.half()
+        peer = cuda_time(lambda: torch.relu(torch.addmm(bh, a, w.T)), 30)
+        print(f"| {m} x {n} x {k} | {fl / ours / 1e12:.1f} | {fl / peer / 1e12:.1f} | "
+              f"{peer / ours:.3f} |", flush=True)
     return 0
 
 

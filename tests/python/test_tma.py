@@ -276,3 +276,34 @@ def test_gemm_hopper_on_the_gpu(m, n, k, dtype):
     ref = (a.float() @ w.float().T).to(t).float()
     torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=2e-2 * max(1.0, k ** 0.5 / 8))
 
+
+
+def with_bias_relu(text):
+    """The example with an epilogue written over the wgmma accumulator fragment: thread t's
+    acc[4j + 2h + c] is row 16 (t / 32 % 4) + t % 32 / 4 + 8h, column 8j + 2 (t % 4) + c of its
+    warpgroup's 64x256 block (include/tessel/ir/builtin_hopper.h). C = relu(A @ W.T + bias)."""
+    out = text.replace('C: T.Buffer((M, N), "float16")):',
+                       'C: T.Buffer((M, N), "float16"), bias: T.Buffer((N,), "float32")):', 1)
+    cast = 'T.Cast("float16", acc[4 * j + 2 * h + c])'
+    assert out.count(cast) == 1
+    col = "tn * 256 + 8 * j + 2 * (tx % 4) + c"
+    fused = (f'T.Cast("float16", T.max(acc[4 * j + 2 * h + c] + T.if_then_else({col} < N, '
+             f'bias[T.min({col}, N - 1)], T.float32(0)), T.float32(0)))')
+    return out.replace(cast, fused)
+
+
+def test_fused_epilogue_ptx():
+    ptx = ptx_of(build(with_bias_relu(GEMM)))
+    assert "max.f32" in ptx and "ld.local" not in ptx and "st.local" not in ptx
+
+
+@needs_h100
+@pytest.mark.parametrize("m,n,k", [(256, 512, 128), (1000, 1000, 1000), (77, 264, 136)])
+def test_fused_epilogue_on_the_gpu(m, n, k):
+    a = torch.randn(m, k, device="cuda").half()
+    w = torch.randn(n, k, device="cuda").half()
+    bias = torch.randn(n, device="cuda")
+    c = torch.full((m, n), float("nan"), device="cuda").half()
+    build(with_bias_relu(GEMM))["gemm_hopper"](a, w, c, bias)
+    ref = torch.relu(a.float() @ w.float().T + bias).half().float()
+    torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=2e-2 * max(1.0, k ** 0.5 / 8))
