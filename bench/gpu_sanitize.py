@@ -1,5 +1,6 @@
-"""Runs each Hopper kernel of issue 15 once on small shapes that no tile divides, so that
-compute-sanitizer can watch them. On the GPU machine:
+"""Runs each kernel of issue 15 once on small shapes that no tile divides (the Hopper GEMM, a TMA
+copy, and the row softmax / LayerNorm / RMSNorm at one shape per kernel of their row-length
+dispatch), so that compute-sanitizer can watch them. On the GPU machine:
 
     compute-sanitizer --tool memcheck python3 bench/gpu_sanitize.py
     compute-sanitizer --tool racecheck python3 bench/gpu_sanitize.py
@@ -42,6 +43,29 @@ def main() -> int:
     copy(a, b)
     torch.testing.assert_close(b, a * 2)
     print("tma_copy 100x72: ok", flush=True)
+    F = torch.nn.functional
+    for name, op in (("softmax_gpu_fast", "softmax_fast"), ("layernorm_gpu", "layernorm"),
+                     ("rmsnorm_gpu", "rmsnorm")):
+        mod = tessel.build((ROOT / "examples" / f"{name}.py").read_text(), target="cuda -arch=sm_90")
+        for dtype, short in (("float32", "f32"), ("float16", "f16"), ("bfloat16", "bf16")):
+            t = getattr(torch, dtype)
+            # One shape per kernel of the row-length dispatch, ragged ones included.
+            for rows, m in ((5, 1000), (3, 4096), (2, 8192), (2, 32768), (3, 33), (2, 40000)):
+                x = torch.randn(rows, m, device="cuda").to(t)
+                y = torch.empty_like(x)
+                w = torch.randn(m, device="cuda").to(t)
+                b = torch.randn(m, device="cuda").to(t)
+                if op == "softmax_fast":
+                    mod[f"{op}_{short}"](x, y)
+                    ref = torch.softmax(x.float(), dim=1)
+                elif op == "layernorm":
+                    mod[f"{op}_{short}"](x, w, b, y)
+                    ref = F.layer_norm(x.float(), (m,), w.float(), b.float(), 1e-5)
+                else:
+                    mod[f"{op}_{short}"](x, w, y)
+                    ref = F.rms_norm(x.float(), (m,), w.float(), 1e-6)
+                torch.testing.assert_close(y.float(), ref, rtol=2e-2, atol=2e-2)
+            print(f"{op} {dtype}: ok", flush=True)
     return 0
 
 
