@@ -38,13 +38,15 @@
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
-#include <tessel/ir/printer.h>
 #include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/pass.h>
 #include <tessel/transform/software_pipeline.h>
 #include <tessel/transform/swizzle_layout.h>
 #include <tvm/ffi/error.h>
 
+#include <algorithm>
+#include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -210,6 +212,22 @@ LoopParts SplitBody(const ForNode* op, const PipelineError& fail) {
       }
     };
     collect(p);
+  }
+  // What the producer reads must not change in the consumer: the copies move ahead of it.
+  std::unordered_set<const VarNode*> read;
+  for (const Stmt& p : parts.producer) {
+    PostOrderVisit(p, [&](const ObjectRef& n) {
+      if (const auto* load = n.as<BufferLoadNode>()) read.insert(load->buffer->data.get());
+    });
+  }
+  for (const Stmt& c : parts.consumer) {
+    PostOrderVisit(c, [&](const ObjectRef& n) {
+      const auto* store = n.as<BufferStoreNode>();
+      if (store && read.count(store->buffer->data.get())) {
+        fail("the consumer part writes " + std::string(store->buffer->name) +
+             ", which the producer part reads; the copies would run ahead of that write");
+      }
+    });
   }
   for (const Stmt& c : parts.consumer) {
     class StoreFinder : public StmtExprVisitor {
@@ -642,13 +660,11 @@ class Pipeliner : public StmtExprMutator {
     };
 
     std::vector<Stmt> prologue;
-    std::vector<bool> commit_after;
     for (int64_t i = 0; i + 1 < S; ++i) {
       PrimExpr guard = analyzer_.Simplify(lt(c(i), op->extent));
       Stmt p = producer(add(op->min, c(i)));
       if (!IsConstValue(guard, 1)) p = IfThenElse(guard, p);
       if (!IsConstValue(guard, 0)) prologue.push_back(p);
-      commit_after.push_back(!IsConstValue(guard, 0));
     }
 
     std::vector<Stmt> body;

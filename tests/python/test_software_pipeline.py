@@ -392,6 +392,14 @@ def test_refused_annotations_and_bodies(old, new, message):
         lower(text.replace(old, new))
 
 
+def test_a_consumer_writing_what_the_copies_read_is_refused():
+    text = cpu_mm("float32", 3, 8).replace(
+        "                    acc[r * 16 + c] = acc[r * 16 + c] + T.Cast",
+        "                    A[0, 0] = T.float32(0)\n                    acc[r * 16 + c] = acc[r * 16 + c] + T.Cast")
+    with pytest.raises(ValueError, match=r"the consumer part writes A, which the producer part reads"):
+        lower(text)
+
+
 def test_a_body_without_copies_is_refused():
     text = cpu_mm("float32", 3, 8).replace(
         "                for r in range(16):\n                    for c in T.vectorized(8):",
