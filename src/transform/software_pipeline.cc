@@ -672,6 +672,10 @@ class Pipeliner : public StmtExprMutator {
     PrimExpr guard = analyzer_.Simplify(lt(add(sub(k, op->min), c(S - 1)), op->extent));
     if (!IsConstValue(guard, 1)) next = IfThenElse(guard, next);
     bool waits = async && copies > 0;
+    if (waits && S - 2 > 7) {
+      fail("at most 9 stages with cp.async: cp.async.wait_group takes 0..7 groups, and " +
+           std::to_string(S) + " stages need wait_group(" + std::to_string(S - 2) + ")");
+    }
     if (waits) body.push_back(WaitGroup(S - 2));
     if (gpu) body.push_back(Barrier());
     if (!IsConstValue(guard, 0)) body.push_back(next);

@@ -392,6 +392,15 @@ def test_refused_annotations_and_bodies(old, new, message):
         lower(text.replace(old, new))
 
 
+@needs_nvrtc
+def test_more_stages_than_wait_group_counts_are_refused_for_cp_async():
+    with pytest.raises(ValueError, match=r"at most 9 stages with cp.async: .* 10 stages need "
+                                         r"wait_group\(8\)"):
+        tessel.build(gpu_mm(256, 256, 512, "float16", 10), target="cuda -arch=sm_80")
+    # Plain copies have no such limit.
+    assert verify(lower_through_pipelining(cpu_mm("float32", 10, 8), "c")) == []
+
+
 def test_a_consumer_writing_what_the_copies_read_is_refused():
     text = cpu_mm("float32", 3, 8).replace(
         "                    acc[r * 16 + c] = acc[r * 16 + c] + T.Cast",

@@ -24,9 +24,10 @@
 //   gets the same restructuring with plain copies.
 // Barriers that the loop body had at its top level between producer and consumer or at its end
 // (InjectSharedBarriers' ones: the pass runs after it) are replaced by the pass's own. S = 1 leaves
-// the loop as it is. A malformed annotation, "tessel.pipeline_warp_split" (not supported yet), a
-// body without a producer, a consumer that writes a staged buffer, or a staged buffer used outside
-// the loop is a ValueError naming the function and the loop.
+// the loop as it is. A malformed annotation, "tessel.pipeline_warp_split" (not supported yet), more
+// than 9 stages with cp.async, a body without a producer, a consumer that writes a staged buffer or
+// one the producer reads, or a staged buffer used outside the loop is a ValueError naming the
+// function and the loop.
 #ifndef TESSEL_TRANSFORM_SOFTWARE_PIPELINE_H_
 #define TESSEL_TRANSFORM_SOFTWARE_PIPELINE_H_
 
