@@ -18,6 +18,7 @@
 #include <tvm/ffi/reflection/registry.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -457,6 +458,86 @@ class Finder : public StmtExprVisitor {
       }
       Checker(gpu_ > 0, context, &problems, &seen_).Run(w.events);
     }
+    // A constant trip count of at most 512 was run whole.
+    auto n = AsConstInt(loop->extent);
+    if (!n || *n > 512) CheckPeriodic(loop, stages, context);
+  }
+
+  // Every stage the loop body touches repeats every S iterations: floordiv(index, E), with the
+  // inner loops and threads bounded, is a number or `(k + c) % m` with m dividing S (the
+  // simplifier does not fold `(k + c + S) % S` itself: in int32 the sum may wrap). With that, a
+  // trip count past those run above repeats their steady state.
+  void CheckPeriodic(const ForNode* loop, int64_t stages, const std::string& context) {
+    arith::Analyzer analyzer;
+    for (const Stmt& o : outer_) {
+      if (const auto* f = o.as<ForNode>()) {
+        analyzer.Bind(f->loop_var, Range(f->min, f->extent), true);
+      } else if (const auto* at = o.as<AttrStmtNode>()) {
+        auto v = at->node.as<Var>();
+        analyzer.Bind(*v, Range(MakeConst(v->dtype(), int64_t{0}), at->value), true);
+      }
+    }
+    analyzer.Bind(loop->loop_var, Range(loop->min, loop->extent), true);
+    const VarNode* k = loop->loop_var.get();
+    auto periodic = [&](const PrimExpr& stage) {
+      bool uses_k = false;
+      PostOrderVisit(stage, [&](const ObjectRef& n) { uses_k = uses_k || n.get() == k; });
+      if (!uses_k) return true;
+      const auto* mod = stage.as<FloorModNode>();
+      auto m = mod ? AsConstInt(mod->b) : std::nullopt;
+      if (!m || *m <= 0 || stages % *m != 0) return false;
+      PrimExpr rest = analyzer.Simplify(sub(mod->a, GetRef<PrimExpr>(k)));
+      bool rest_uses_k = false;
+      PostOrderVisit(rest, [&](const ObjectRef& n) { rest_uses_k = rest_uses_k || n.get() == k; });
+      return !rest_uses_k;
+    };
+    auto check = [&](const Buffer& buf, const Array<PrimExpr>& indices, const Stmt& at) {
+      auto it = stage_elems_.find(buf->data.get());
+      if (it == stage_elems_.end() || indices.size() != 1) return;
+      PrimExpr i = indices[0];
+      if (const auto* r = i.as<RampNode>()) i = r->base;
+      PrimExpr stage = analyzer.Simplify(floordiv(i, cast(i.dtype(), it->second)));
+      if (!periodic(stage)) {
+        std::string p = context + ": the stage of " + std::string(buf->name) + " in '" +
+                        OneLine(at) + "' is " + AsText(stage) + ", not proved to repeat every " +
+                        std::to_string(stages) +
+                        " iterations, so trip counts past those checked are not covered";
+        if (seen_.insert(p).second) problems.push_back(p);
+      }
+    };
+    auto loads = [&](const PrimExpr& e, const Stmt& at) {
+      PostOrderVisit(e, [&](const ObjectRef& n) {
+        if (const auto* load = n.as<BufferLoadNode>()) check(load->buffer, load->indices, at);
+      });
+    };
+    // Each expression is looked at under the ranges of the loops around it.
+    std::function<void(const Stmt&)> walk = [&](const Stmt& st) {
+      if (const auto* seq = st.as<SeqStmtNode>()) {
+        for (const Stmt& c : seq->seq) walk(c);
+      } else if (const auto* f = st.as<ForNode>()) {
+        analyzer.Bind(f->loop_var, Range(f->min, f->extent), true);
+        walk(f->body);
+      } else if (const auto* ite = st.as<IfThenElseNode>()) {
+        loads(ite->condition, st);
+        walk(ite->then_case);
+        if (ite->else_case) walk(*ite->else_case);
+      } else if (const auto* store = st.as<BufferStoreNode>()) {
+        loads(store->value, st);
+        check(store->buffer, store->indices, st);
+      } else if (const auto* ev = st.as<EvaluateNode>()) {
+        loads(ev->value, st);
+      } else if (const auto* let = st.as<LetStmtNode>()) {
+        loads(let->value, st);
+        walk(let->body);
+      } else if (const auto* a = st.as<AllocateNode>()) {
+        walk(a->body);
+      } else if (const auto* d = st.as<DeclBufferNode>()) {
+        walk(d->body);
+      } else if (const auto* at = st.as<AttrStmtNode>()) {
+        walk(at->body);
+      }
+    };
+    walk(loop->body);
   }
 
   std::string function_;

@@ -17,9 +17,11 @@
 //   yet committed, or too few groups committed after it: e.g. wait_group(S - 1) for S - 2);
 // - inside a GPU kernel, a read with no block barrier between the retiring wait (a plain store:
 //   the store) and the read; a write to a stage with no barrier after the last read of it.
-// The state of the steady state repeats with period S in k, so the trip counts checked cover the
-// prologue, the first and last iterations, and every distance between a copy and its read; the
-// check is exhaustive for those n, not a proof for larger symbolic ones.
+// For a symbolic (or over 512) trip count it also proves that every stage index in the loop is a
+// number or `(k + c) % m` with m dividing S (else it says that larger counts are not covered): the
+// events of an iteration then depend on k only through k mod S and through guards comparing k
+// with n, so a larger count repeats the steady state of those run, which cover the prologue, the
+// first and last iterations and every distance between a copy and its read.
 #ifndef TESSEL_TRANSFORM_VERIFY_PIPELINE_H_
 #define TESSEL_TRANSFORM_VERIFY_PIPELINE_H_
 
