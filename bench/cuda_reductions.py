@@ -35,11 +35,15 @@ class Variant:
 
     threads: threads per row (32: one warp per row); rows: rows per block (warp variant only);
     elems: row elements each thread keeps in registers (0: the scalar fallback, which rereads
-    the row from global memory and handles any length)."""
+    the row from global memory and handles any length); packed: float16/bfloat16 elements stay in
+    registers as loaded (two per 32-bit register) and are converted to float32 where each pass
+    reads them, so a thread holds twice the elements in the registers of the float32 kernel
+    (ignored for float32)."""
 
     threads: int
     rows: int = 1
     elems: int = 32
+    packed: bool = False
 
     def capacity(self) -> int:
         return self.threads * self.elems
@@ -48,7 +52,14 @@ class Variant:
         if not self.elems:
             return f"s{self.threads}"
         kind = f"w{self.rows}" if self.threads == 32 else f"b{self.threads}"
-        return f"{kind}x{self.elems}"
+        return f"{kind}x{self.elems}{'p' if self.packed else ''}"
+
+    def holds(self, dtype) -> str:
+        """The dtype of x, the registers that hold the row: float32, float16 (packed halves), or
+        uint32 (packed bfloat16 pairs, the low element in the low half)."""
+        if not self.packed or dtype == "float32":
+            return "float32"
+        return "float16" if dtype == "float16" else "uint32"
 
 
 class Lines:
@@ -108,6 +119,11 @@ def _reduce(L, v, slot, kind, var):
             L(f"s[{slot}] = {comb(f's[{slot}]', f'{var}[w + 1]')}")
 
 
+def _local(L, name, size, dtype):
+    L(f'{name}_data = T.allocate([{size}], "{dtype}", "local")')
+    L(f'{name} = T.decl_buffer(({size},), "{dtype}", data={name}_data, scope="local")')
+
+
 def kernel(L, op, dtype, v: Variant):
     """One kernel (a thread-binding nest) at L's current depth."""
     fill = 'T.float32("-inf")' if op == "softmax" else _f(0)
@@ -129,10 +145,12 @@ def kernel(L, op, dtype, v: Variant):
         threads = f'T.thread_binding({v.threads}, thread="threadIdx.x")'
         nest.enter_context(L.block(f"for tx in {threads}:"))
         if v.elems:
-            L(f'x_data = T.allocate([{v.elems}], "float32", "local")')
-            L(f'x = T.decl_buffer(({v.elems},), "float32", data=x_data, scope="local")')
-        L('s_data = T.allocate([2], "float32", "local")')
-        L('s = T.decl_buffer((2,), "float32", data=s_data, scope="local")')
+            R = v.holds(dtype)
+            _local(L, "x", v.elems // 2 if R == "uint32" else v.elems, R)
+            if R != "float32":  # one 16-byte chunk of output, and of W and Bias
+                for buf in ["o", "w", "b"][:{"softmax": 1, "rmsnorm": 2}.get(op, 3)]:
+                    _local(L, buf, VEC[dtype], dtype)
+        _local(L, "s", 2, "float32")
         if v.threads == 32:
             nest.enter_context(L.block(f"if {row} < n:"))
         if v.elems:
@@ -141,58 +159,120 @@ def kernel(L, op, dtype, v: Variant):
             _scalar_body(L, op, dtype, v, row)
 
 
+LOG2E = "1.4426950408889634"
+
+
 def _vector_body(L, op, dtype, v, row, V, fill):
+    """Load the row into x (16-byte accesses), reduce its statistics over x, write it from x.
+
+    float32 registers: passes that transform the row (exp, centring) overwrite x in place. Packed
+    16-bit registers: x keeps the input, each pass converts what it reads, and the output pass
+    recomputes exp / the centring (one rounding of each output, as in the float32 kernel) into a
+    16-byte chunk `o` stored whole (W and Bias are loaded whole into `w` and `b` first); softmax
+    there takes exp(t) as exp2(t * log2(e)) (MUFU.EX2 without expf's range reduction), as Triton's
+    tl.exp does, spelled differently in the sum and the output pass: spelled alike, nvcc computed
+    each exp once and kept all of them live across the reduction (128 registers, not 64). bfloat16 is held as uint32 pairs and widened by a shift
+    or a mask: as 16-bit registers, ptxas unpacked them (92 registers, not 63, for softmax at 64
+    elements per thread)."""
     T_, K = v.threads, v.elems // V
+    R = v.holds(dtype)
+    packed = R != "float32"
     base = f"({row}) * mv * {V} + (k * {T_} + tx) * {V}"
     col = f"(k * {T_} + tx) * {V} + e"
     live = f"k * {T_} + tx < mv"
     with L.block(f"for k in T.unroll({K}):"):
         with L.block(f"if {live}:"):
-            with L.block(f"for e in T.vectorized({V}):"):
-                L(f"x[k * {V} + e] = {_load(dtype, f'Af[{base} + e]')}")
+            if R == "uint32":
+                with L.block(f"for e in T.vectorized({V // 2}):"):
+                    L(f"x[k * {V // 2} + e] = Aw[({row}) * mv * {V // 2} + (k * {T_} + tx) * "
+                      f"{V // 2} + e]")
+            else:
+                with L.block(f"for e in T.vectorized({V}):"):
+                    a = f"Af[{base} + e]"
+                    L(f"x[k * {V} + e] = {a if packed else _load(dtype, a)}")
         with L.block("else:"):
-            with L.block(f"for e in T.vectorized({V}):"):
-                L(f"x[k * {V} + e] = {fill}")
+            if R == "uint32":  # bfloat16 -inf is 0xff80
+                word = "T.uint32(4286644096)" if op == "softmax" else "T.uint32(0)"
+                with L.block(f"for e in T.vectorized({V // 2}):"):
+                    L(f"x[k * {V // 2} + e] = {word}")
+            else:
+                with L.block(f"for e in T.vectorized({V}):"):
+                    L(f"x[k * {V} + e] = {_store(dtype, fill) if packed else fill}")
     E = v.elems
+
+    def xv(i):
+        """Element i of the row part in x, as float32."""
+        if R == "float16":
+            return f'T.Cast("float32", x[{i}])'
+        if R == "uint32":  # even i: the low half shifted up; odd i: the high half, masked
+            return (f'T.reinterpret("float32", x[({i}) // 2] << T.Cast("uint32", 16 - ({i}) % 2 '
+                    f'* 16) & T.uint32(4294901760))')
+        return f"x[{i}]"
+
+    xo = xv(f"k * {V} + e")  # the element an output pass reads
     if op == "softmax":
         L('s[0] = T.float32("-inf")')
         with L.block(f"for i in T.unroll({E}):"):
-            L("s[0] = T.max(s[0], x[i])")
+            L(f"s[0] = T.max(s[0], {xv('i')})")
         _reduce(L, v, 0, "max", "red0")
         L(f"s[1] = {_f(0)}")
-        with L.block(f"for i in T.unroll({E}):"):
-            L("x[i] = T.exp(x[i] - s[0])")
-            L("s[1] = s[1] + x[i]")
+        if packed:  # two spellings of exp(x - max), so that nvcc keeps no values between passes
+            with L.block(f"for i in T.unroll({E}):"):
+                L(f"s[1] = s[1] + T.exp2({xv('i')} * {_f(LOG2E)} - s[0] * {_f(LOG2E)})")
+        else:
+            with L.block(f"for i in T.unroll({E}):"):
+                L("x[i] = T.exp(x[i] - s[0])")
+                L("s[1] = s[1] + x[i]")
         _reduce(L, v, 1, "sum", "red1")
         L(f"s[1] = {_f(1)} / s[1]")
-        out = "x[k * {V} + e] * s[1]".format(V=V)
+        out = f"T.exp2(({xo} - s[0]) * {_f(LOG2E)}) * s[1]" if packed else f"{xo} * s[1]"
     elif op == "layernorm":
         L(f"s[0] = {_f(0)}")
         with L.block(f"for i in T.unroll({E}):"):
-            L("s[0] = s[0] + x[i]")
+            L(f"s[0] = s[0] + {xv('i')}")
         _reduce(L, v, 0, "sum", "red0")
         L('s[0] = s[0] / T.Cast("float32", m)')
         L(f"s[1] = {_f(0)}")
         with L.block(f"for k in T.unroll({E // V}):"):
             with L.block(f"if {live}:"):
                 with L.block(f"for e in T.unroll({V}):"):
-                    L(f"x[k * {V} + e] = x[k * {V} + e] - s[0]")
-                    L(f"s[1] = s[1] + x[k * {V} + e] * x[k * {V} + e]")
+                    if packed:
+                        L(f"s[1] = s[1] + ({xo} - s[0]) * ({xo} - s[0])")
+                    else:
+                        L(f"x[k * {V} + e] = x[k * {V} + e] - s[0]")
+                        L(f"s[1] = s[1] + x[k * {V} + e] * x[k * {V} + e]")
         _reduce(L, v, 1, "sum", "red1")
         L(f'''s[1] = T.rsqrt(s[1] / T.Cast("float32", m) + {_f(EPS[op])})''')
-        out = (f"x[k * {V} + e] * s[1] * {_load(dtype, f'W[{col}]')} + "
-               f"{_load(dtype, f'Bias[{col}]')}")
+        if packed:
+            out = f'({xo} - s[0]) * s[1] * T.Cast("float32", w[e]) + T.Cast("float32", b[e])'
+        else:
+            out = (f"{xo} * s[1] * {_load(dtype, f'W[{col}]')} + "
+                   f"{_load(dtype, f'Bias[{col}]')}")
     else:
         L(f"s[0] = {_f(0)}")
         with L.block(f"for i in T.unroll({E}):"):
-            L("s[0] = s[0] + x[i] * x[i]")
+            L(f"s[0] = s[0] + {xv('i')} * {xv('i')}")
         _reduce(L, v, 0, "sum", "red0")
         L(f'''s[0] = T.rsqrt(s[0] / T.Cast("float32", m) + {_f(EPS[op])})''')
-        out = f"x[k * {V} + e] * s[0] * {_load(dtype, f'W[{col}]')}"
+        if packed:
+            out = f'{xo} * s[0] * T.Cast("float32", w[e])'
+        else:
+            out = f"{xo} * s[0] * {_load(dtype, f'W[{col}]')}"
     with L.block(f"for k in T.unroll({K}):"):
         with L.block(f"if {live}:"):
-            with L.block(f"for e in T.vectorized({V}):"):
-                L(f"Bf[{base} + e] = {_store(dtype, out)}")
+            if packed:  # a loop with exp2 or reads of w stays scalar: compute, then store 16 B
+                if op != "softmax":
+                    with L.block(f"for e in T.vectorized({V}):"):
+                        L(f"w[e] = W[{col}]")
+                        if op == "layernorm":
+                            L(f"b[e] = Bias[{col}]")
+                with L.block(f"for e in T.unroll({V}):"):
+                    L(f"o[e] = {_store(dtype, out)}")
+                with L.block(f"for e in T.vectorized({V}):"):
+                    L(f"Bf[{base} + e] = o[e]")
+            else:
+                with L.block(f"for e in T.vectorized({V}):"):
+                    L(f"Bf[{base} + e] = {_store(dtype, out)}")
 
 
 def _scalar_body(L, op, dtype, v, row):
@@ -248,6 +328,8 @@ def function(op, dtype, name, variants, depth=0):
             L(f"mv = m // {V}")
             L(f'Af = T.decl_buffer((n * m,), "{dtype}", data=A.data)')
             L(f'Bf = T.decl_buffer((n * m,), "{dtype}", data=B.data)')
+            if any(v.elems and v.holds(dtype) == "uint32" for v in variants):
+                L('Aw = T.decl_buffer((n * m // 2,), "uint32", data=A.data)')
         if len(variants) == 1:
             kernel(L, op, dtype, variants[0])
             return "\n".join(L.out)
@@ -322,14 +404,25 @@ def example_text(op: str) -> str:
     return head + module(op, name, DTYPES, DISPATCH)
 
 
-# Single-variant functions compared by --candidates at each row length.
+# Single-variant functions compared by --candidates at each row length (packed variants are
+# timed for float16 and bfloat16 only: for float32 they are the unpacked ones).
+P = dict(packed=True)
 CANDIDATES = {
-    1024: [Variant(32, rows=4), Variant(32, rows=8), Variant(128, elems=8), Variant(256, elems=4)],
-    4096: [Variant(128), Variant(256), Variant(512), Variant(1024)],
-    8192: [Variant(256), Variant(512), Variant(1024), Variant(128, elems=64)],
-    32768: [Variant(1024), Variant(512, elems=64), Variant(1024, elems=0), Variant(256, elems=0)],
+    1024: [Variant(32, rows=4), Variant(32, rows=4, **P), Variant(32, rows=8, **P),
+           Variant(128, elems=8)],
+    4096: [Variant(128), Variant(256), Variant(128, **P), Variant(64, elems=64, **P),
+           Variant(256, elems=16, **P)],
+    8192: [Variant(256), Variant(512), Variant(256, **P), Variant(128, elems=64, **P),
+           Variant(512, elems=16, **P)],
+    32768: [Variant(1024), Variant(1024, **P), Variant(512, elems=64, **P),
+            Variant(256, elems=128, **P)],
 }
 SHAPES = [(65536, 1024), (16384, 4096), (8192, 8192), (2048, 32768)]
+
+
+def timed(v, dtype):
+    """Whether --candidates times variant v for dtype."""
+    return not (v.elems % VEC[dtype] or (v.packed and dtype == "float32"))
 
 
 def candidate_module(op, dtype):
@@ -337,7 +430,7 @@ def candidate_module(op, dtype):
     seen = set()
     for m, vs in CANDIDATES.items():
         for v in vs:
-            if v.tag() in seen or (v.elems and v.elems % VEC[dtype]):
+            if v.tag() in seen or not timed(v, dtype):
                 continue
             seen.add(v.tag())
             parts.append(function(op, dtype, f"{op}_{SHORT[dtype]}_{v.tag()}", [v], depth=1))
@@ -480,7 +573,7 @@ def main() -> int:
             tdt = getattr(torch, dtype)
             fn = mod[f"{name}_{SHORT[dtype]}"]
             cand = None
-            if args.candidates and dtype != "bfloat16":  # bfloat16: the float16 kernels
+            if args.candidates:
                 start = time.perf_counter()
                 cand = tessel.build(candidate_module(op, dtype), target=target)
                 print(f"built {op} {dtype} candidates in {time.perf_counter() - start:.1f} s")
@@ -514,7 +607,7 @@ def main() -> int:
                     times = []
                     for v in CANDIDATES[m]:
                         key = f"{op}_{SHORT[dtype]}_{v.tag()}"
-                        if v.elems and v.elems % VEC[dtype]:
+                        if not timed(v, dtype):
                             continue
                         f = cand[key]
                         yc = torch.empty_like(y)
