@@ -418,6 +418,18 @@ class Finder : public StmtExprVisitor {
     return out;
   }
 
+  // The loops and threads around the sequence bound what is inside it.
+  void BindOuter(arith::Analyzer* analyzer) const {
+    for (const Stmt& o : outer_) {
+      if (const auto* f = o.as<ForNode>()) {
+        analyzer->Bind(f->loop_var, Range(f->min, f->extent), true);
+      } else if (const auto* at = o.as<AttrStmtNode>()) {
+        auto v = at->node.as<Var>();
+        analyzer->Bind(*v, Range(MakeConst(v->dtype(), int64_t{0}), at->value), true);
+      }
+    }
+  }
+
   void Check(const ForNode* loop, const Array<Stmt>& seq) {
     done_.insert(loop);
     auto s = loop->annotations.at(kPipelinedLoop).try_cast<int64_t>();
@@ -428,15 +440,7 @@ class Finder : public StmtExprVisitor {
     for (const auto& [n, values] : TripCounts(loop, stages, &analyzer)) {
       Walker w(stage_elems_, &analyzer, &problems);
       w.values = values;
-      // The loops and threads around the sequence bound what is inside it.
-      for (const Stmt& o : outer_) {
-        if (const auto* f = o.as<ForNode>()) {
-          analyzer.Bind(f->loop_var, Range(f->min, f->extent), true);
-        } else if (const auto* at = o.as<AttrStmtNode>()) {
-          auto v = at->node.as<Var>();
-          analyzer.Bind(*v, Range(MakeConst(v->dtype(), int64_t{0}), at->value), true);
-        }
-      }
+      BindOuter(&analyzer);
       bool after = false;
       for (const Stmt& st : seq) {
         if (st.get() == loop) {
@@ -469,14 +473,7 @@ class Finder : public StmtExprVisitor {
   // trip count past those run above repeats their steady state.
   void CheckPeriodic(const ForNode* loop, int64_t stages, const std::string& context) {
     arith::Analyzer analyzer;
-    for (const Stmt& o : outer_) {
-      if (const auto* f = o.as<ForNode>()) {
-        analyzer.Bind(f->loop_var, Range(f->min, f->extent), true);
-      } else if (const auto* at = o.as<AttrStmtNode>()) {
-        auto v = at->node.as<Var>();
-        analyzer.Bind(*v, Range(MakeConst(v->dtype(), int64_t{0}), at->value), true);
-      }
-    }
+    BindOuter(&analyzer);
     analyzer.Bind(loop->loop_var, Range(loop->min, loop->extent), true);
     const VarNode* k = loop->loop_var.get();
     auto periodic = [&](const PrimExpr& stage) {
