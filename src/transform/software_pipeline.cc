@@ -28,7 +28,13 @@
 // Without asynchronous copies (the C and Metal targets, CUDA before sm_80, or a copy that cannot
 // become cp.async) the same form with plain stores is correct: a plain store is complete when it
 // returns, and the barrier makes it visible. Outside a GPU kernel there are no barriers, waits or
-// commits at all, so the C target runs the same stage indexing on the CPU.
+// commits at all, so the C target runs the same stage indexing on the CPU. The same argument
+// covers the mixed forms the copier writes: a guarded copy's zero fill (`else`: a plain store),
+// and a copy wider than an element whose source base fails its run-time alignment test.
+//
+// Parts: LoopParts / SplitBody read an annotated loop (producer, consumer, staged buffers);
+// StageRewriter indexes stages and copies the producer with fresh variables; AsyncCopier turns its
+// copies into cp.async; Pipeliner puts the prologue, loop and allocations together.
 //
 // The pass runs after InjectSharedBarriers, which sees a plain loop and places its barriers in
 // it; those between P and C and at the end of the body are dropped here (the pass's barrier at
