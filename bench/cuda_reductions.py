@@ -38,21 +38,24 @@ class Variant:
     the row from global memory and handles any length); packed: float16/bfloat16 elements stay in
     registers as loaded (two per 32-bit register) and are converted to float32 where each pass
     reads them, so a thread holds twice the elements in the registers of the float32 kernel
-    (ignored for float32)."""
+    (ignored for float32); shared: row elements each thread keeps in shared memory besides
+    (float32 registers only: a row too long for the registers of two blocks per multiprocessor)."""
 
     threads: int
     rows: int = 1
     elems: int = 32
     packed: bool = False
+    shared: int = 0
 
     def capacity(self) -> int:
-        return self.threads * self.elems
+        return self.threads * (self.elems + self.shared)
 
     def tag(self) -> str:
         if not self.elems:
             return f"s{self.threads}"
         kind = f"w{self.rows}" if self.threads == 32 else f"b{self.threads}"
-        return f"{kind}x{self.elems}{'p' if self.packed else ''}"
+        return (f"{kind}x{self.elems}{'p' if self.packed else ''}"
+                f"{f's{self.shared}' if self.shared else ''}")
 
     def holds(self, dtype) -> str:
         """The dtype of x, the registers that hold the row: float32, float16 (packed halves), or
@@ -142,6 +145,10 @@ def kernel(L, op, dtype, v: Variant):
             for var in ("red0", "red1") if op != "rmsnorm" else ("red0",):
                 L(f'{var}_data = T.allocate([{nw}], "float32", "shared")')
                 L(f'{var} = T.decl_buffer(({nw},), "float32", data={var}_data, scope="shared")')
+            if v.shared:
+                n = v.threads * v.shared
+                L(f'xs_data = T.allocate([{n}], "float32", "shared.dyn")')
+                L(f'xs = T.decl_buffer(({n},), "float32", data=xs_data, scope="shared.dyn")')
         threads = f'T.thread_binding({v.threads}, thread="threadIdx.x")'
         nest.enter_context(L.block(f"for tx in {threads}:"))
         if v.elems:
@@ -163,7 +170,9 @@ LOG2E = "1.4426950408889634"
 
 
 def _vector_body(L, op, dtype, v, row, V, fill):
-    """Load the row into x (16-byte accesses), reduce its statistics over x, write it from x.
+    """Load the row into x (and xs), reduce its statistics there, write it from there; the row
+    moves through global memory in 16-byte chunks, chunk k of a thread being columns
+    (k * threads + tx) * V + [0, V).
 
     float32 registers: passes that transform the row (exp, centring) overwrite x in place. Packed
     16-bit registers: x keeps the input, each pass converts what it reads, and the output pass
@@ -171,108 +180,128 @@ def _vector_body(L, op, dtype, v, row, V, fill):
     16-byte chunk `o` stored whole (W and Bias are loaded whole into `w` and `b` first); softmax
     there takes exp(t) as exp2(t * log2(e)) (MUFU.EX2 without expf's range reduction), as Triton's
     tl.exp does, spelled differently in the sum and the output pass: spelled alike, nvcc computed
-    each exp once and kept all of them live across the reduction (128 registers, not 64). bfloat16 is held as uint32 pairs and widened by a shift
-    or a mask: as 16-bit registers, ptxas unpacked them (92 registers, not 63, for softmax at 64
-    elements per thread)."""
-    T_, K = v.threads, v.elems // V
+    each exp once and kept all of them live across the reduction (128 registers, not 64).
+    bfloat16 is held as uint32 pairs and widened by a shift or a mask: held as 16-bit registers,
+    ptxas unpacked them (LayerNorm at 64 elements per thread: 83 registers, not 60)."""
+    T_, K, KS = v.threads, v.elems // V, v.shared // V
     R = v.holds(dtype)
     packed = R != "float32"
-    base = f"({row}) * mv * {V} + (k * {T_} + tx) * {V}"
-    col = f"(k * {T_} + tx) * {V} + e"
-    live = f"k * {T_} + tx < mv"
-    with L.block(f"for k in T.unroll({K}):"):
-        with L.block(f"if {live}:"):
-            if R == "uint32":
-                with L.block(f"for e in T.vectorized({V // 2}):"):
-                    L(f"x[k * {V // 2} + e] = Aw[({row}) * mv * {V // 2} + (k * {T_} + tx) * "
-                      f"{V // 2} + e]")
-            else:
-                with L.block(f"for e in T.vectorized({V}):"):
-                    a = f"Af[{base} + e]"
-                    L(f"x[k * {V} + e] = {a if packed else _load(dtype, a)}")
-        with L.block("else:"):
-            if R == "uint32":  # bfloat16 -inf is 0xff80
-                word = "T.uint32(4286644096)" if op == "softmax" else "T.uint32(0)"
-                with L.block(f"for e in T.vectorized({V // 2}):"):
-                    L(f"x[k * {V // 2} + e] = {word}")
-            else:
-                with L.block(f"for e in T.vectorized({V}):"):
-                    L(f"x[k * {V} + e] = {_store(dtype, fill) if packed else fill}")
-    E = v.elems
 
-    def xv(i):
-        """Element i of the row part in x, as float32."""
+    def at(kg):
+        """The first column of chunk kg."""
+        return f"({kg} * {T_} + tx) * {V}"
+
+    def live(kg):
+        return f"{kg} * {T_} + tx < mv"
+
+    # (loop extent, global chunk index, element e of the chunk as stored) for x, then xs
+    parts = [(K, "k", f"x[k * {V} + e]")]
+    if KS:
+        parts.append((KS, f"(k + {K})", f"xs[(k * {T_} + tx) * {V} + e]"))
+
+    def xv(ref):
+        """An element as float32."""
         if R == "float16":
-            return f'T.Cast("float32", x[{i}])'
-        if R == "uint32":  # even i: the low half shifted up; odd i: the high half, masked
-            return (f'T.reinterpret("float32", x[({i}) // 2] << T.Cast("uint32", 16 - ({i}) % 2 '
-                    f'* 16) & T.uint32(4294901760))')
-        return f"x[{i}]"
+            return f'T.Cast("float32", {ref})'
+        if R == "uint32":  # even element: the low half shifted up; odd: the high half, masked
+            return (f'T.reinterpret("float32", x[(k * {V} + e) // 2] << T.Cast("uint32", 16 - '
+                    f'(k * {V} + e) % 2 * 16) & T.uint32(4294901760))')
+        return ref
 
-    xo = xv(f"k * {V} + e")  # the element an output pass reads
+    def shared(ref):
+        """Whether ref is in xs, which passes only read: a write there after the loads would need
+        a barrier under the thread-dependent guard (no other thread reads it; InjectSharedBarriers
+        cannot tell)."""
+        return ref.startswith("xs")
+
+    def sweep(lines, guarded=False):
+        """lines(ref, kg) for each element of the row part this thread holds."""
+        for n, kg, ref in parts:
+            with L.block(f"for k in T.unroll({n}):"):
+                with contextlib.ExitStack() as guard:
+                    if guarded:
+                        guard.enter_context(L.block(f"if {live(kg)}:"))
+                    with L.block(f"for e in T.unroll({V}):"):
+                        for line in lines(ref, kg):
+                            L(line)
+
+    for n, kg, ref in parts:
+        with L.block(f"for k in T.unroll({n}):"):
+            with L.block(f"if {live(kg)}:"):
+                if R == "uint32":
+                    with L.block(f"for e in T.vectorized({V // 2}):"):
+                        L(f"x[k * {V // 2} + e] = Aw[({row}) * mv * {V // 2} + (k * {T_} + tx) "
+                          f"* {V // 2} + e]")
+                else:
+                    with L.block(f"for e in T.vectorized({V}):"):
+                        a = f"Af[({row}) * mv * {V} + {at(kg)} + e]"
+                        L(f"{ref} = {a if packed else _load(dtype, a)}")
+            with L.block("else:"):
+                if R == "uint32":  # bfloat16 -inf is 0xff80
+                    word = "T.uint32(4286644096)" if op == "softmax" else "T.uint32(0)"
+                    with L.block(f"for e in T.vectorized({V // 2}):"):
+                        L(f"x[k * {V // 2} + e] = {word}")
+                else:
+                    with L.block(f"for e in T.vectorized({V}):"):
+                        L(f"{ref} = {_store(dtype, fill) if packed else fill}")
+    c = _f(LOG2E)
     if op == "softmax":
         L('s[0] = T.float32("-inf")')
-        with L.block(f"for i in T.unroll({E}):"):
-            L(f"s[0] = T.max(s[0], {xv('i')})")
+        sweep(lambda r, kg: [f"s[0] = T.max(s[0], {xv(r)})"])
         _reduce(L, v, 0, "max", "red0")
         L(f"s[1] = {_f(0)}")
         if packed:  # two spellings of exp(x - max), so that nvcc keeps no values between passes
-            with L.block(f"for i in T.unroll({E}):"):
-                L(f"s[1] = s[1] + T.exp2({xv('i')} * {_f(LOG2E)} - s[0] * {_f(LOG2E)})")
+            sweep(lambda r, kg: [f"s[1] = s[1] + T.exp2({xv(r)} * {c} - s[0] * {c})"])
         else:
-            with L.block(f"for i in T.unroll({E}):"):
-                L("x[i] = T.exp(x[i] - s[0])")
-                L("s[1] = s[1] + x[i]")
+            sweep(lambda r, kg: [f"s[1] = s[1] + T.exp({r} - s[0])"] if shared(r) else
+                  [f"{r} = T.exp({r} - s[0])", f"s[1] = s[1] + {r}"])
         _reduce(L, v, 1, "sum", "red1")
         L(f"s[1] = {_f(1)} / s[1]")
-        out = f"T.exp2(({xo} - s[0]) * {_f(LOG2E)}) * s[1]" if packed else f"{xo} * s[1]"
+        out = lambda r, kg: (f"T.exp2(({xv(r)} - s[0]) * {c}) * s[1]" if packed  # noqa: E731
+                             else f"T.exp({r} - s[0]) * s[1]" if shared(r) else f"{r} * s[1]")
     elif op == "layernorm":
         L(f"s[0] = {_f(0)}")
-        with L.block(f"for i in T.unroll({E}):"):
-            L(f"s[0] = s[0] + {xv('i')}")
+        sweep(lambda r, kg: [f"s[0] = s[0] + {xv(r)}"])
         _reduce(L, v, 0, "sum", "red0")
         L('s[0] = s[0] / T.Cast("float32", m)')
         L(f"s[1] = {_f(0)}")
-        with L.block(f"for k in T.unroll({E // V}):"):
-            with L.block(f"if {live}:"):
-                with L.block(f"for e in T.unroll({V}):"):
-                    if packed:
-                        L(f"s[1] = s[1] + ({xo} - s[0]) * ({xo} - s[0])")
-                    else:
-                        L(f"x[k * {V} + e] = x[k * {V} + e] - s[0]")
-                        L(f"s[1] = s[1] + x[k * {V} + e] * x[k * {V} + e]")
+        sweep(lambda r, kg: [f"s[1] = s[1] + ({xv(r)} - s[0]) * ({xv(r)} - s[0])"]
+              if packed or shared(r) else [f"{r} = {r} - s[0]", f"s[1] = s[1] + {r} * {r}"], True)
         _reduce(L, v, 1, "sum", "red1")
         L(f'''s[1] = T.rsqrt(s[1] / T.Cast("float32", m) + {_f(EPS[op])})''')
         if packed:
-            out = f'({xo} - s[0]) * s[1] * T.Cast("float32", w[e]) + T.Cast("float32", b[e])'
+            out = lambda r, kg: (f'({xv(r)} - s[0]) * s[1] * T.Cast("float32", w[e]) + '  # noqa
+                                 f'T.Cast("float32", b[e])')
         else:
-            out = (f"{xo} * s[1] * {_load(dtype, f'W[{col}]')} + "
-                   f"{_load(dtype, f'Bias[{col}]')}")
+            out = lambda r, kg: (f"{f'({r} - s[0])' if shared(r) else r} * s[1] * "  # noqa
+                                 f"{_load(dtype, f'W[{at(kg)} + e]')} + "
+                                 f"{_load(dtype, f'Bias[{at(kg)} + e]')}")
     else:
         L(f"s[0] = {_f(0)}")
-        with L.block(f"for i in T.unroll({E}):"):
-            L(f"s[0] = s[0] + {xv('i')} * {xv('i')}")
+        sweep(lambda r, kg: [f"s[0] = s[0] + {xv(r)} * {xv(r)}"])
         _reduce(L, v, 0, "sum", "red0")
         L(f'''s[0] = T.rsqrt(s[0] / T.Cast("float32", m) + {_f(EPS[op])})''')
         if packed:
-            out = f'{xo} * s[0] * T.Cast("float32", w[e])'
+            out = lambda r, kg: f'{xv(r)} * s[0] * T.Cast("float32", w[e])'  # noqa: E731
         else:
-            out = f"{xo} * s[0] * {_load(dtype, f'W[{col}]')}"
-    with L.block(f"for k in T.unroll({K}):"):
-        with L.block(f"if {live}:"):
-            if packed:  # a loop with exp2 or reads of w stays scalar: compute, then store 16 B
-                if op != "softmax":
+            out = lambda r, kg: f"{r} * s[0] * {_load(dtype, f'W[{at(kg)} + e]')}"  # noqa
+    for n, kg, ref in parts:
+        with L.block(f"for k in T.unroll({n}):"):
+            with L.block(f"if {live(kg)}:"):
+                dst = f"Bf[({row}) * mv * {V} + {at(kg)} + e]"
+                if packed:  # a loop with exp2 or reads of w stays scalar: compute, then store 16 B
+                    if op != "softmax":
+                        with L.block(f"for e in T.vectorized({V}):"):
+                            L(f"w[e] = W[{at(kg)} + e]")
+                            if op == "layernorm":
+                                L(f"b[e] = Bias[{at(kg)} + e]")
+                    with L.block(f"for e in T.unroll({V}):"):
+                        L(f"o[e] = {_store(dtype, out(ref, kg))}")
                     with L.block(f"for e in T.vectorized({V}):"):
-                        L(f"w[e] = W[{col}]")
-                        if op == "layernorm":
-                            L(f"b[e] = Bias[{col}]")
-                with L.block(f"for e in T.unroll({V}):"):
-                    L(f"o[e] = {_store(dtype, out)}")
-                with L.block(f"for e in T.vectorized({V}):"):
-                    L(f"Bf[{base} + e] = o[e]")
-            else:
-                with L.block(f"for e in T.vectorized({V}):"):
-                    L(f"Bf[{base} + e] = {_store(dtype, out)}")
+                        L(f"{dst} = o[e]")
+                else:
+                    with L.block(f"for e in T.vectorized({V}):"):
+                        L(f"{dst} = {_store(dtype, out(ref, kg))}")
 
 
 def _scalar_body(L, op, dtype, v, row):
@@ -349,21 +378,26 @@ HEADER = ("from __future__ import annotations\n\n"
 
 
 def module(op, name, dtypes, variants):
+    """An IRModule of one function per dtype; variants: dtype -> the variants its host part picks
+    from."""
     parts = [HEADER, "@I.ir_module", "class Module:"]
     for dt in dtypes:
-        parts.append(function(op, dt, f"{name}_{SHORT[dt]}", variants, depth=1))
+        parts.append(function(op, dt, f"{name}_{SHORT[dt]}", variants[dt], depth=1))
         parts.append("")
     return "\n".join(parts)
 
 
 # ---- the dispatching modules (the examples) ----
 
-# One warp per row up to 1024 elements, then one block per row of 128, 256 or 1024 threads up to
-# 4096, 8192 or 32768 (32 elements in registers per thread, so every thread's registers are full at
-# the top of each range), else (longer rows, or a length that 16 bytes do not divide) the scalar
-# kernel that rereads the row from global memory (L2). The H200 sweep of `CANDIDATES` chose these:
-# at 4096, float16, 128 threads took 87-97 us and 256 threads 97-125 us (docs/performance.md).
-DISPATCH = [Variant(32, rows=4), Variant(128), Variant(256), Variant(1024), Variant(256, elems=0)]
+# Per dtype, the kernels the host part picks from by row length (the first whose capacity holds m;
+# the scalar kernel for longer rows or lengths 16 bytes do not divide). Chosen from the H200 sweep
+# of `CANDIDATES` (docs/performance.md, "Row reductions on the H200").
+_F32 = [Variant(32, rows=4), Variant(128), Variant(256), Variant(512, shared=32),
+        Variant(256, elems=0)]
+_B16 = [Variant(32, rows=4, packed=True), Variant(64, elems=64, packed=True),
+        Variant(128, elems=64, packed=True), Variant(512, elems=64, packed=True),
+        Variant(256, elems=0)]
+DISPATCH = {"float32": _F32, "float16": _B16, "bfloat16": _B16}
 # op -> (file in examples/, function name without the dtype suffix)
 EXAMPLES = {"softmax": ("softmax_gpu_fast", "softmax_fast"),
             "layernorm": ("layernorm_gpu", "layernorm"),
@@ -377,6 +411,23 @@ WHY = {
 }
 
 
+def describe(v: Variant, dtype: str) -> str:
+    """What kernel v is, for the examples' header."""
+    if not v.elems:
+        return f"{v.threads} threads a row, scalar, rereading the row"
+    who = f"a warp a row, {v.rows} rows a block" if v.threads == 32 else f"{v.threads} threads a row"
+    held = "packed 16-bit" if v.holds(dtype) != "float32" else "float32"
+    more = f", {v.shared} in shared" if v.shared else ""
+    return f"{who}; {v.elems} {held} a thread in registers{more}"
+
+
+def dispatch_lines(dtype: str) -> list[str]:
+    vs = DISPATCH[dtype]
+    lines = [f"m % {VEC[dtype]} == 0 and m <= {v.capacity()}:" for v in vs[:-1]] + ["otherwise:"]
+    width = max(len(c) for c in lines)
+    return [f"# {c:<{width}} {describe(v, dtype)}" for c, v in zip(lines, vs)]
+
+
 def example_text(op: str) -> str:
     """The text of examples/<file>.py for `op`: a header saying why it is shaped as it is, then an
     IRModule of one dispatching function per dtype."""
@@ -387,18 +438,23 @@ def example_text(op: str) -> str:
 # variants below differ only in sizes); edit the generator, not this file.
 #
 # Each row is read from global memory once, in 16-byte accesses (T.vectorized over 4 float32 or
-# 8 float16/bfloat16 elements: float4/uint4 in the CUDA source), and kept in registers (32 float32
-# per thread, accumulation in float32) while the row's statistics are reduced: warp shuffles
-# (T.shfl_xor), then, with more than one warp per row, one value per warp through shared memory.
-# Statistics that need two passes (max then exp-sum; mean then variance) take them over the
-# registers, and the output is written from registers: the tensor's bytes move once each way.
+# 8 float16/bfloat16 elements: float4/uint4 in the CUDA source), and kept on chip while the row's
+# statistics are reduced (accumulation in float32): warp shuffles (T.shfl_xor), then, with more
+# than one warp per row, one value per warp through shared memory. Statistics that need two passes
+# (max then exp-sum; mean then variance) take them over the held row, and the output is written
+# from it: the tensor's bytes move once each way. float16/bfloat16 rows stay packed in registers
+# (bfloat16 as uint32 pairs), converted to float32 by each pass, so a thread holds twice the
+# elements of a float32 kernel in the same registers; the longest float32 rows keep half of each
+# thread's elements in shared memory, so that two blocks fit on a multiprocessor.
 # The host part of each function picks the kernel at launch from the symbolic row length m:
-#   m % vec == 0 and m <= 1024:  one warp per row, 4 rows per block of 128 threads
-#   m % vec == 0 and m <= 4096:  one block of 128 threads per row
-#   m % vec == 0 and m <= 8192:  one block of 256 threads per row
-#   m % vec == 0 and m <= 32768: one block of 1024 threads per row
-#   otherwise:                   one block of 256 threads per row, scalar, rereading the row
-# Rows are addressed through flat views with the row stride written as mv * vec (mv = m // vec),
+"""
+    for dt in DTYPES:
+        if dt == "bfloat16" and DISPATCH[dt] == DISPATCH["float16"]:
+            continue
+        label = "float16 and bfloat16" if dt == "float16" and DISPATCH[dt] == DISPATCH[
+            "bfloat16"] else dt
+        head += f"# {label}:\n" + "\n".join(dispatch_lines(dt)) + "\n"
+    head += """# Rows are addressed through flat views with the row stride written as mv * vec (mv = m // vec),
 # so the code generator can prove the 16-byte alignment of each vector access.
 """
     return head + module(op, name, DTYPES, DISPATCH)
@@ -414,15 +470,16 @@ CANDIDATES = {
            Variant(256, elems=16, **P)],
     8192: [Variant(256), Variant(512), Variant(256, **P), Variant(128, elems=64, **P),
            Variant(512, elems=16, **P)],
-    32768: [Variant(1024), Variant(1024, **P), Variant(512, elems=64, **P),
-            Variant(256, elems=128, **P)],
+    32768: [Variant(1024), Variant(512, shared=32), Variant(1024, **P),
+            Variant(512, elems=64, **P), Variant(256, elems=128, **P)],
 }
 SHAPES = [(65536, 1024), (16384, 4096), (8192, 8192), (2048, 32768)]
 
 
 def timed(v, dtype):
     """Whether --candidates times variant v for dtype."""
-    return not (v.elems % VEC[dtype] or (v.packed and dtype == "float32"))
+    return not (v.elems % VEC[dtype] or (v.packed and dtype == "float32")
+                or (v.shared and dtype != "float32"))
 
 
 def candidate_module(op, dtype):

@@ -2,13 +2,16 @@
 examples/layernorm_gpu.py, examples/rmsnorm_gpu.py).
 
 On any machine: the examples are what bench/cuda_reductions.py generates; each builds for
-`cuda -arch=sm_90` with 16-byte global loads and stores (float4 / uint4, `ld.global.v4` in the PTX)
-and warp shuffles; and, through the MSL execution harness, each kernel variant (warp per row, block
-of 128, 256 and 1024 threads per row, the scalar fallback) gives NumPy's answer. On a machine with a
-CUDA GPU and PyTorch: every dtype and kernel variant against torch, ragged row lengths included."""
+`cuda -arch=sm_90` with 16-byte global loads and stores (float4 / uint4, `ld.global.v4` in the PTX),
+warp shuffles, 16-bit rows packed in registers and the float32 rows' shared-memory half read in
+16-byte accesses; and, through the MSL execution harness, each kernel variant of each dtype (warp
+per row, blocks of 64 to 512 threads per row, packed 16-bit registers, the scalar fallback, and
+the shared-memory variant at a size Metal allows) gives NumPy's answer. On a machine with a CUDA
+GPU and PyTorch: every dtype and kernel variant against torch, ragged row lengths included."""
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import sys
 
@@ -58,9 +61,10 @@ def test_cuda_source_has_wide_accesses_and_shuffles(op):
     mod = cuda_module(op)
     assert sorted(mod.function_names) == sorted(function_name(op, dt) for dt in gen.DTYPES)
     src = mod.get_source("cuda")
-    # Per dtype: warp per row, blocks of 128, 256 and 1024 threads per row, the scalar fallback.
-    assert src.count("__global__") == len(gen.DISPATCH) * len(gen.DTYPES) == 5 * len(gen.DTYPES)
-    assert "__launch_bounds__(1024)" in src and "__launch_bounds__(128)" in src
+    assert src.count("__global__") == sum(len(gen.DISPATCH[dt]) for dt in gen.DTYPES)
+    for dt in gen.DTYPES:
+        for v in gen.DISPATCH[dt]:
+            assert f"__launch_bounds__({v.threads * v.rows})" in src, (dt, v)
     for wide in ["tsl_wide_load<float4>", "tsl_wide_load<uint4>", "tsl_wide_store("]:
         assert wide in src, wide
     assert "__shfl_xor_sync(0xffffffffu" in src
@@ -68,9 +72,12 @@ def test_cuda_source_has_wide_accesses_and_shuffles(op):
     warp = src.split(f"{function_name(op, 'float32')}_kernel(")[1].split("__global__")[0]
     assert warp.count("tsl_wide_load<float4>(A") == 8
     assert warp.count("tsl_wide_store(B") == 8
+    # Packed rows: float16 as halves, bfloat16 as pairs in 32-bit words (64 elements a thread).
+    assert "uint16_t x_data[64]" in src and "uint32_t x_data[32]" in src
     ptx = tvm_ffi.get_global_func("tessel.codegen.CompileCUDAToPTX")(src, "sm_90")
     assert "ld.global.v4.f32" in ptx or "ld.global.v4.u32" in ptx
     assert "st.global.v4" in ptx and "shfl.sync.bfly.b32" in ptx
+    assert "ld.shared.v4.f32" in ptx  # the float32 rows' half kept in shared memory
 
 
 # ---- every variant on the CPU, through the MSL execution harness ----
@@ -96,10 +103,71 @@ def inputs(op, n, m, rng):
     return ins
 
 
-# (n, m): warp per row (5 rows: a partial block of 4), block of 128 (2048, 4096), of 256 (4104),
-# of 1024 (20000), the scalar kernel for lengths 16 bytes do not divide (33, 4097) and past 32768.
+# NumPy has no bfloat16: the harness gets uint16 bits through a DLPack export relabelled bfloat16.
+ctypes.pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+ctypes.pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+DLTENSOR_DTYPE_CODE = 20  # offsetof(DLTensor, dtype.code): data, device (8 + 8), ndim (4)
+KDL_BFLOAT = 4
+
+
+class AsBfloat16:
+    """A uint16 NumPy array exported through DLPack as bfloat16 (same bits, same memory)."""
+
+    def __init__(self, bits):
+        self.bits = bits
+
+    def __dlpack_device__(self):
+        return self.bits.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs):
+        capsule = self.bits.__dlpack__()  # the unversioned "dltensor" capsule
+        tensor = ctypes.pythonapi.PyCapsule_GetPointer(capsule, b"dltensor")
+        ctypes.c_uint8.from_address(tensor + DLTENSOR_DTYPE_CODE).value = KDL_BFLOAT
+        return capsule
+
+
+def bf16_bits(x):
+    """Round-to-nearest-even float64 -> bfloat16 bits."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def bf16_value(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def run_in_harness(metal_emu, fn, op, dtype, n, m, rng):
+    """fn on fresh inputs of dtype through the MSL harness: (output, NumPy's answer), float64."""
+    ins = inputs(op, n, m, rng)
+    if dtype == "bfloat16":
+        bits = [bf16_bits(a) for a in ins]
+        exact = [bf16_value(b) for b in bits]
+        y = np.full((n, m), 0x7FC0, np.uint16)  # NaN
+        args = [tvm_ffi.from_dlpack(AsBfloat16(a)) for a in bits + [y]]
+    else:
+        args = [a.astype(dtype) for a in ins] + [np.full((n, m), np.nan, dtype)]
+        exact = [a.astype(np.float64) for a in args[:-1]]
+        y = args[-1]
+    with metal_emu.installed("random", n * m):
+        fn(*[metal_emu.as_metal(a) for a in args])
+    got = bf16_value(y) if dtype == "bfloat16" else y.astype(np.float64)
+    return got, numpy_reference(op, *exact)
+
+
+HARNESS_TOL = {"float32": (1e-3, 1e-5), "float16": (1e-3, 1e-2), "bfloat16": (1e-2, 5e-2)}
+METAL_THREADGROUP_BYTES = 32768
+
+# (n, m): warp per row (5 rows: a partial block of 4), blocks of 64/128 threads (2048, 4096), of
+# 128/256 (4104), the 512-thread kernels (20000), the scalar kernel for lengths 16 bytes do not
+# divide (33, 4097) and past 32768.
 EMU_SHAPES = [(5, 1024), (3, 1000), (3, 33), (2, 2048), (2, 4096), (2, 4104), (2, 4097),
               (1, 20000), (1, 33000)]
+
+
+def picked(dtype, m):
+    """The variant the dispatching function runs for rows of length m."""
+    fits = [v for v in gen.DISPATCH[dtype][:-1] if m % gen.VEC[dtype] == 0 and m <= v.capacity()]
+    return (fits or gen.DISPATCH[dtype][-1:])[0]
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -109,15 +177,34 @@ def test_every_variant_in_the_msl_harness(op):
         pytest.skip(metal_emu.UNAVAILABLE_REASON)
     mod = tessel.build(example_path(op).read_text(), target="metal")
     rng = np.random.default_rng(15)
-    for dtype, atol in [("float32", 1e-5), ("float16", 1e-2)]:
+    for dtype in gen.DTYPES:
+        rtol, atol = HARNESS_TOL[dtype]
         for n, m in EMU_SHAPES:
-            ins = [a.astype(dtype) for a in inputs(op, n, m, rng)]
-            y = np.full((n, m), np.nan, dtype)
-            with metal_emu.installed("random", n * m):
-                mod[function_name(op, dtype)](*[metal_emu.as_metal(a) for a in ins + [y]])
-            want = numpy_reference(op, *[a.astype(np.float64) for a in ins])
-            np.testing.assert_allclose(y.astype(np.float64), want, rtol=1e-3, atol=atol,
+            if picked(dtype, m).threads * picked(dtype, m).shared * 4 > METAL_THREADGROUP_BYTES:
+                continue  # test_shared_variant_in_the_msl_harness runs this kernel's code
+            got, want = run_in_harness(metal_emu, mod[function_name(op, dtype)], op, dtype, n, m,
+                                       rng)
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol,
                                        err_msg=f"{op} {dtype} {n}x{m}")
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_shared_variant_in_the_msl_harness(op):
+    """The float32 kernel that keeps half of each thread's elements in shared memory, at 64 threads
+    (8 KB; the dispatched 512-thread one needs more threadgroup memory than Metal allows)."""
+    metal_emu = pytest.importorskip("metal_emu")
+    if not metal_emu.available():
+        pytest.skip(metal_emu.UNAVAILABLE_REASON)
+    small = gen.Variant(64, shared=32)
+    assert any(v.shared == small.shared and v.elems == small.elems
+               for v in gen.DISPATCH["float32"])
+    text = (gen.HEADER + "@I.ir_module\nclass Module:\n"
+            + gen.function(op, "float32", "f", [small], depth=1))
+    fn = tessel.build(text, target="metal")["f"]
+    rng = np.random.default_rng(16)
+    for n, m in [(3, small.capacity()), (2, small.capacity() - 12), (4, 8)]:
+        got, want = run_in_harness(metal_emu, fn, op, "float32", n, m, rng)
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-5, err_msg=f"{op} {n}x{m}")
 
 
 # ---- on the GPU, against torch ----
@@ -135,8 +222,7 @@ GPU_SHAPES = [(1, 1), (7, 33), (9, 1000), (4099, 1024), (5, 2048), (300, 4096), 
 @pytest.mark.parametrize("dtype", gen.DTYPES)
 @pytest.mark.parametrize("op", OPS)
 def test_matches_torch_on_the_gpu(op, dtype):
-    mod = tessel.build(example_path(op).read_text(), target="cuda")
-    fn = mod[function_name(op, dtype)]
+    fn = cuda_module(op)[function_name(op, dtype)]
     ref = gen.torch_reference(op)
     for n, m in GPU_SHAPES:
         ins, y = gen.make_args(op, n, m, getattr(torch, dtype))
