@@ -13,7 +13,8 @@
 # - Warpgroups 1 and 2 are the consumers (setmaxnreg 232): each owns 64 rows of the tile, waits
 #   for a stage, runs 4 wgmma m64n256k16 on it, keeps one wgmma group in flight, and releases the
 #   stage of the previous k-step. Its epilogue writes the 64x256 fragment, cast to float16, into
-#   four 64x64 shared boxes (128-byte swizzle: conflict-free), and one thread TMA-stores them
+#   four 64x64 shared boxes (a tessel.swizzle_bytes buffer: indexed logically, stored with the
+#   128-byte swizzle, which makes the stores conflict-free), and one thread TMA-stores them
 #   (rows and columns past M and N are not written), waiting for its previous stores only when
 #   it reuses their shared memory.
 # The producer runs ahead into the next tile while the consumers write the last one.
@@ -35,9 +36,15 @@ def gemm_hopper(A: T.Buffer((M, K), "float16"), W: T.Buffer((N, K), "float16"),
     if M > 0 and N > 0:
         if N % 8 == 0 and K % 8 == 0 and K > 0:
             for bid in T.thread_binding(T.min((M + 127) // 128 * ((N + 255) // 256), 132), thread="blockIdx.x"):
-                # 3 stages of A (128x64) and W (256x64), then each consumer's 4 output boxes of 64x64.
-                smem_data = T.allocate([106496], "float16", "shared.dyn")
-                smem = T.decl_buffer((106496,), "float16", data=smem_data, scope="shared.dyn")
+                # 3 stages of A (128x64) and W (256x64), written by TMA with its 128-byte swizzle
+                # (the annotation says so; every address the kernel takes is an atom's start, or
+                # a k16 step within row 0 of one, where the swizzle moves nothing).
+                smem_data = T.allocate([73728], "float16", "shared.dyn", annotations={"tessel.swizzle_bytes": 128})
+                smem = T.decl_buffer((73728,), "float16", data=smem_data, scope="shared.dyn")
+                # Each consumer's 4 output boxes of 64x64, indexed logically; SwizzleLayout stores
+                # them with the 128-byte swizzle that the TMA store of C_map reads.
+                out_data = T.allocate([32768], "float16", "shared.dyn", annotations={"tessel.swizzle_bytes": 128})
+                out = T.decl_buffer((32768,), "float16", data=out_data, scope="shared.dyn")
                 bar_data = T.allocate([6], "uint64", "shared")
                 bar = T.decl_buffer((6,), "uint64", data=bar_data, scope="shared")
                 for tx in T.thread_binding(384, thread="threadIdx.x"):
@@ -101,12 +108,12 @@ def gemm_hopper(A: T.Buffer((M, K), "float16"), W: T.Buffer((N, K), "float16"),
                             for j in T.unroll(32):
                                 for h in T.unroll(2):
                                     for c in T.unroll(2):
-                                        smem[73728 + (tx // 128 - 1) * 16384 + j // 8 * 4096 + (tx % 128 // 32 * 16 + tx % 32 // 4 + 8 * h) * 64 + T.bitwise_xor(j % 8, tx % 32 // 4) * 8 + 2 * (tx % 4) + c] = T.Cast("float16", acc[4 * j + 2 * h + c])
+                                        out[(tx // 128 - 1) * 16384 + j // 8 * 4096 + (tx % 128 // 32 * 16 + tx % 32 // 4 + 8 * h) * 64 + j % 8 * 8 + 2 * (tx % 4) + c] = T.Cast("float16", acc[4 * j + 2 * h + c])
                             T.ptx_fence_proxy_async()
                             T.ptx_named_barrier_sync(tx // 128, 128)
                             if tx % 128 == 0:
                                 for b in T.unroll(4):
-                                    T.ptx_tma_store(C_map, T.address_of(smem[73728 + (tx // 128 - 1) * 16384 + b * 4096]), tm * 128 + (tx // 128 - 1) * 64, tn * 256 + b * 64)
+                                    T.ptx_tma_store(C_map, T.address_of(out[(tx // 128 - 1) * 16384 + b * 4096]), tm * 128 + (tx // 128 - 1) * 64, tn * 256 + b * 64)
                                 T.ptx_tma_store_commit_group()
                         if tx % 128 == 0:
                             T.ptx_tma_store_wait_group(0)
