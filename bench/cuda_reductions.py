@@ -9,7 +9,8 @@ examples/layernorm_gpu.py and examples/rmsnorm_gpu.py are its output for the var
 The benchmark also builds single-variant functions (`CANDIDATES`) to compare row mappings at each
 row length.
 
-    python bench/cuda_reductions.py [--arch sm_90] [--candidates] [--emit softmax|layernorm|rmsnorm]
+    python bench/cuda_reductions.py [--arch sm_90] [--candidates] [--jobs N] [--json PATH]
+                                    [--emit softmax|layernorm|rmsnorm]
 """
 
 from __future__ import annotations
@@ -464,14 +465,14 @@ def example_text(op: str) -> str:
 # timed for float16 and bfloat16 only: for float32 they are the unpacked ones).
 P = dict(packed=True)
 CANDIDATES = {
-    1024: [Variant(32, rows=4), Variant(32, rows=4, **P), Variant(32, rows=8, **P),
-           Variant(128, elems=8)],
-    4096: [Variant(128), Variant(256), Variant(128, **P), Variant(64, elems=64, **P),
-           Variant(256, elems=16, **P)],
-    8192: [Variant(256), Variant(512), Variant(256, **P), Variant(128, elems=64, **P),
-           Variant(512, elems=16, **P)],
-    32768: [Variant(1024), Variant(512, shared=32), Variant(1024, **P),
-            Variant(512, elems=64, **P), Variant(256, elems=128, **P)],
+    1024: [Variant(32, rows=4), Variant(32, rows=2, **P), Variant(32, rows=4, **P),
+           Variant(32, rows=8, **P), Variant(128, elems=8)],
+    4096: [Variant(128), Variant(256), Variant(64, shared=32), Variant(128, **P),
+           Variant(64, elems=64, **P), Variant(256, elems=16, **P)],
+    8192: [Variant(256), Variant(512), Variant(128, shared=32), Variant(256, **P),
+           Variant(128, elems=64, **P), Variant(512, elems=16, **P)],
+    32768: [Variant(1024), Variant(512, shared=32), Variant(256, elems=64, shared=64),
+            Variant(1024, **P), Variant(512, elems=64, **P), Variant(256, elems=128, **P)],
 }
 SHAPES = [(65536, 1024), (16384, 4096), (8192, 8192), (2048, 32768)]
 
@@ -587,6 +588,36 @@ def close(y, want, dtype):
     return ok, err
 
 
+def _prebuild(job):
+    """One build in a worker process, for its cache: ("tessel", text, target) fills tessel's build
+    cache; ("triton", op, dtype, m) compiles the Triton peer's kernel for rows of length m."""
+    sys.path.insert(0, str(ROOT / "python"))
+    start = time.perf_counter()
+    if job[0] == "tessel":
+        import tessel
+        tessel.build(job[1], target=job[2])
+    else:
+        import torch
+        _, op, dtype, m = job
+        ins, y = make_args(op, 1, m, getattr(torch, dtype))
+        triton_kernels()[op](*ins, y)()
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def prebuild(jobs, workers):
+    """Runs the builds of `jobs` in `workers` processes, so that the timing loop finds every kernel
+    compiled (tessel's build cache, Triton's cache)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    start = time.perf_counter()
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        spent = sum(pool.map(_prebuild, jobs))
+    print(f"prebuilt {len(jobs)} kernels/modules in {time.perf_counter() - start:.1f} s "
+          f"({spent:.0f} s of work, {workers} processes)", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--arch", default="sm_90")
@@ -595,6 +626,8 @@ def main() -> int:
     ap.add_argument("--ops", default="softmax,layernorm,rmsnorm")
     ap.add_argument("--dtypes", default=",".join(DTYPES))
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--jobs", type=int, default=0, help="build processes first (0: none)")
+    ap.add_argument("--json", help="write every timing (seconds) here")
     args = ap.parse_args()
     if args.emit:
         sys.stdout.write(example_text(args.emit))
@@ -608,6 +641,7 @@ def main() -> int:
     from cuda_bench import cuda_time
 
     target = f"cuda -arch={args.arch}"
+    ops, dtypes = args.ops.split(","), args.dtypes.split(",")
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
           f"date {time.strftime('%Y-%m-%d %H:%M')}; target {target}")
     try:
@@ -617,26 +651,31 @@ def main() -> int:
     except ImportError as e:
         peers = {}
         print(f"no Triton peer: {e}")
+    if args.jobs:
+        jobs = [("tessel", example_text(op), target) for op in ops]
+        if args.candidates:
+            jobs += [("tessel", candidate_module(op, dt), target) for op in ops for dt in dtypes]
+        if peers:
+            jobs += [("triton", op, dt, m) for op in ops for dt in dtypes for _, m in SHAPES]
+        prebuild(jobs, args.jobs)
     reps = args.reps
-    rows = []
+    rows, records = [], []
     failures = 0
-    for op in args.ops.split(","):
+    for op in ops:
         file, name = EXAMPLES[op]
         start = time.perf_counter()
         mod = tessel.build((ROOT / "examples" / f"{file}.py").read_text(), target=target)
         print(f"built examples/{file}.py in {time.perf_counter() - start:.1f} s")
         ref = torch_reference(op)
-        for dtype in args.dtypes.split(","):
+        for dtype in dtypes:
             tdt = getattr(torch, dtype)
             fn = mod[f"{name}_{SHORT[dtype]}"]
-            cand = None
-            if args.candidates:
-                start = time.perf_counter()
-                cand = tessel.build(candidate_module(op, dtype), target=target)
-                print(f"built {op} {dtype} candidates in {time.perf_counter() - start:.1f} s")
+            cand = tessel.build(candidate_module(op, dtype), target=target) if args.candidates \
+                else None
             for n, m in SHAPES:
                 ins, y = make_args(op, n, m, tdt)
                 want = ref(*ins)
+                y.fill_(float("nan"))
                 fn(*ins, y)
                 torch.cuda.synchronize()
                 ok, err = close(y, want, dtype)
@@ -656,29 +695,31 @@ def main() -> int:
                         t_triton = cuda_time(call, reps)
                 rows.append((op, dtype, n, m, t_ours, nbytes / t_ours, t_copy, t_torch, t_triton,
                              ok, err))
-                print(f"  {op} {dtype} {n}x{m}: tessel {t_ours * 1e6:.0f} us "
-                      f"({t_copy / t_ours:.0%} of copy), torch {t_torch * 1e6:.0f} us, "
-                      f"triton {t_triton * 1e6:.0f} us, "
-                      f"err {err:.1e}{'' if ok else ' WRONG'}", flush=True)
+                times = {}
                 if cand is not None:
-                    times = []
                     for v in CANDIDATES[m]:
-                        key = f"{op}_{SHORT[dtype]}_{v.tag()}"
                         if not timed(v, dtype):
                             continue
-                        f = cand[key]
-                        yc = torch.empty_like(y)
+                        f = cand[f"{op}_{SHORT[dtype]}_{v.tag()}"]
+                        yc = torch.empty_like(y).fill_(float("nan"))
                         f(*ins, yc)
                         torch.cuda.synchronize()
                         c_ok = close(yc, want, dtype)[0]
                         failures += not c_ok
-                        t = cuda_time(lambda: f(*ins, yc), reps)
-                        times.append(f"{v.tag()} {t * 1e6:.0f}{'' if c_ok else ' WRONG'}")
-                    print(f"  candidates {op} {dtype} {n}x{m} (us; dispatch {t_ours * 1e6:.0f}, "
-                          f"torch {t_torch * 1e6:.0f}, copy {t_copy * 1e6:.0f}): "
-                          + ", ".join(times),
-                          flush=True)
+                        times[v.tag() + ("" if c_ok else "!WRONG")] = cuda_time(
+                            lambda: f(*ins, yc), reps)
+                records.append(dict(op=op, dtype=dtype, n=n, m=m, dispatch=t_ours, copy=t_copy,
+                                    torch=t_torch, triton=t_triton, err=err, ok=ok,
+                                    candidates=times))
+                cands = " ".join(f"{k} {t * 1e6:.0f}" for k, t in times.items())
+                print(f"{op[:4]} {SHORT[dtype]} {m}: us dispatch {t_ours * 1e6:.0f} "
+                      f"({t_copy / t_ours:.0%}) torch {t_torch * 1e6:.0f} triton "
+                      f"{t_triton * 1e6:.0f} copy {t_copy * 1e6:.0f}{'' if ok else ' WRONG'} | "
+                      + cands, flush=True)
                 del ins, y, want, src
+    if args.json:
+        import json
+        Path(args.json).write_text(json.dumps(records, indent=1))
     print()
     print("| op | dtype | shape | tessel us | GB/s | of copy | torch us | tessel/torch speed | "
           "Triton us | max abs err |")
@@ -687,6 +728,12 @@ def main() -> int:
         print(f"| {op} | {SHORT[dtype]} | {n}x{m} | {t * 1e6:.1f} | {bw / 1e9:.0f} | "
               f"{t_copy / t:.0%} | {t_torch * 1e6:.1f} | {t_torch / t:.2f}x | "
               f"{t_triton * 1e6:.1f} | {err:.1e}{'' if ok else ' WRONG'} |")
+    if records and records[0]["candidates"]:
+        print("\nfastest candidate: op dtype m: tag us (of copy, torch/it)")
+        for r in records:
+            tag, t = min(r["candidates"].items(), key=lambda kv: kv[1])
+            print(f"{r['op'][:4]} {SHORT[r['dtype']]} {r['m']}: {tag} {t * 1e6:.1f} "
+                  f"({r['copy'] / t:.0%}, {r['torch'] / t:.2f}x)")
     print(f"\n{failures} wrong results")
     return 1 if failures else 0
 
