@@ -126,6 +126,12 @@ TSL_HELPER void tsl_setmaxnreg_dec() {
 TSL_HELPER void tsl_wgmma_wait_group() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
 }
+/* Ties each accumulator register to this point: reads after a wait stay after it. */
+template <int N>
+TSL_HELPER void tsl_wgmma_fence_operand(float* acc) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
 )TSL"},
       {"ptx_ldmatrix", R"TSL(template <int N, int T>
 TSL_HELPER void tsl_ldmatrix(uint32_t* r, const void* smem) {

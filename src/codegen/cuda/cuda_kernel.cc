@@ -140,6 +140,15 @@ class Kernel : public GpuKernel {
   }
   void Undefine(const Var& v) { defined_.erase(v.get()); }
   void NoteGridSync() { grid_sync_ = true; }
+  // After a wgmma wait: a compiler fence on every accumulator array in scope, so that no read of
+  // an accumulator register moves above the wait (the registers are written asynchronously).
+  std::string AccFences() const {
+    std::string out;
+    for (const auto& [name, n] : live_accs_) {
+      out += ", tsl_wgmma_fence_operand<" + std::to_string(n) + ">(" + name + ")";
+    }
+    return out;
+  }
   std::string DeclName(const Var& v) { return names_.Get(v); }
 
   // ---- statements ----
@@ -193,6 +202,10 @@ class Kernel : public GpuKernel {
   arith::Analyzer analyzer_;
   bool grid_sync_ = false;
   bool block_size_known_ = true;
+  // Buffers that wgmma accumulates into, and those of them allocated around the current statement
+  // (C name, element count).
+  std::unordered_set<const VarNode*> wgmma_accs_;
+  std::vector<std::pair<std::string, int64_t>> live_accs_;
 };
 
 // ---- expressions ----
@@ -261,6 +274,7 @@ std::string LaneEmitter::VisitExpr_(const CallNode* op) {
     if (scope == "warp") return "__syncwarp()";
     CudaUnsupported("tvm_storage_sync(\"" + scope + "\") (only shared and warp)", fn);
   }
+  if (name == "ptx_wgmma_wait_group") return EmitHopperCall(op, arg, fn) + kernel_->AccFences();
   if (ir::IsHopperBuiltin(name)) return EmitHopperCall(op, arg, fn);
   if (name == "pdl_sync") return "tsl_pdl_wait()";
   if (name == "pdl_trigger") return "tsl_pdl_launch_dependents()";
@@ -485,6 +499,8 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
   OpenScope();
   Declare(op->buffer_var, VarInfo{st, "", false});
   std::string n = names_.Get(op->buffer_var);
+  bool acc = wgmma_accs_.count(op->buffer_var.get()) && extent && op->dtype == DataType::Float(32);
+  if (acc) live_accs_.emplace_back(n, *extent);
   auto dyn = dyn_offsets_.find(op->buffer_var.get());
   if (dyn != dyn_offsets_.end()) {
     if (int64_t swizzle = transform::SwizzleBytes(op); swizzle > 0) {
@@ -512,10 +528,21 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
                     name_);
   }
   VisitStmt(op->body);
+  if (acc) live_accs_.pop_back();
   CloseScope();
 }
 
 std::string Kernel::Run(bool* uses_grid_sync) {
+  PostOrderVisit(func_->body, [&](const ObjectRef& n) {
+    const auto* call = n.as<CallNode>();
+    auto op = call ? call->op.as<Op>() : std::nullopt;
+    if (!op || (*op)->name != "ptx_wgmma_mma_async" || call->args.empty()) return;
+    const auto* addr = call->args[0].as<CallNode>();
+    const auto* load =
+        addr && addr->args.size() == 1 ? addr->args[0].as<BufferLoadNode>() : nullptr;
+    if (load) wgmma_accs_.insert(load->buffer->data.get());
+    if (const auto* v = call->args[0].as<VarNode>()) wgmma_accs_.insert(v);
+  });
   for (const auto& a : transform::DynamicSharedLayout(func_).allocations) {
     dyn_offsets_[a.buffer_var.get()] = a.offset;
   }
