@@ -40,13 +40,16 @@ class Variant:
     registers as loaded (two per 32-bit register) and are converted to float32 where each pass
     reads them, so a thread holds twice the elements in the registers of the float32 kernel
     (ignored for float32); shared: row elements each thread keeps in shared memory besides
-    (float32 registers only: a row too long for the registers of two blocks per multiprocessor)."""
+    (float32 registers only: a row too long for the registers of two blocks per multiprocessor);
+    staged: LayerNorm and RMSNorm compute every output chunk in registers before storing any
+    (`_staged_output`; ignored for softmax)."""
 
     threads: int
     rows: int = 1
     elems: int = 32
     packed: bool = False
     shared: int = 0
+    staged: bool = False
 
     def capacity(self) -> int:
         return self.threads * (self.elems + self.shared)
@@ -56,7 +59,7 @@ class Variant:
             return f"s{self.threads}"
         kind = f"w{self.rows}" if self.threads == 32 else f"b{self.threads}"
         return (f"{kind}x{self.elems}{'p' if self.packed else ''}"
-                f"{f's{self.shared}' if self.shared else ''}")
+                f"{f's{self.shared}' if self.shared else ''}{'t' if self.staged else ''}")
 
     def holds(self, dtype) -> str:
         """The dtype of x, the registers that hold the row: float32, float16 (packed halves), or
@@ -229,14 +232,9 @@ def _vector_body(L, op, dtype, v, row, V, fill):
     for n, kg, ref in parts:
         with L.block(f"for k in T.unroll({n}):"):
             with L.block(f"if {live(kg)}:"):
-                if R == "uint32":
-                    with L.block(f"for e in T.vectorized({V // 2}):"):
-                        L(f"x[k * {V // 2} + e] = Aw[({row}) * mv * {V // 2} + (k * {T_} + tx) "
-                          f"* {V // 2} + e]")
-                else:
-                    with L.block(f"for e in T.vectorized({V}):"):
-                        a = f"Af[({row}) * mv * {V} + {at(kg)} + e]"
-                        L(f"{ref} = {a if packed else _load(dtype, a)}")
+                lanes, a, r = _chunk(R, V, T_, row, kg, "A", ref)
+                with L.block(f"for e in T.vectorized({lanes}):"):
+                    L(f"{r} = {a if packed else _load(dtype, a)}")
             with L.block("else:"):
                 if R == "uint32":  # bfloat16 -inf is 0xff80
                     word = "T.uint32(4286644096)" if op == "softmax" else "T.uint32(0)"
@@ -286,16 +284,16 @@ def _vector_body(L, op, dtype, v, row, V, fill):
             out = lambda r, kg: f'{xv(r)} * s[0] * T.Cast("float32", w[e])'  # noqa: E731
         else:
             out = lambda r, kg: f"{r} * s[0] * {_load(dtype, f'W[{at(kg)} + e]')}"  # noqa
+    staged = v.staged and op != "softmax"
     for n, kg, ref in parts:
+        if staged and not shared(ref):
+            _staged_output(L, op, dtype, v, row, V, R, out)
+            continue
         with L.block(f"for k in T.unroll({n}):"):
             with L.block(f"if {live(kg)}:"):
                 dst = f"Bf[({row}) * mv * {V} + {at(kg)} + e]"
                 if packed:  # a loop with exp2 or reads of w stays scalar: compute, then store 16 B
-                    if op != "softmax":
-                        with L.block(f"for e in T.vectorized({V}):"):
-                            L(f"w[e] = W[{at(kg)} + e]")
-                            if op == "layernorm":
-                                L(f"b[e] = Bias[{at(kg)} + e]")
+                    _load_weights(L, op, V, at(kg))
                     with L.block(f"for e in T.unroll({V}):"):
                         L(f"o[e] = {_store(dtype, out(ref, kg))}")
                     with L.block(f"for e in T.vectorized({V}):"):
@@ -303,6 +301,59 @@ def _vector_body(L, op, dtype, v, row, V, fill):
                 else:
                     with L.block(f"for e in T.vectorized({V}):"):
                         L(f"{dst} = {_store(dtype, out(ref, kg))}")
+
+
+def _chunk(R, V, T_, row, kg, tensor, ref):
+    """(lanes, global element, held element) of a 16-byte chunk's vectorized copy between the
+    row of `tensor` (A or B) and its place `ref` on chip: for bfloat16 held as pairs, 4 uint32
+    words through the flat uint32 view (Aw, Bw), else V elements through the flat view."""
+    if R == "uint32":
+        return (V // 2, f"{tensor}w[({row}) * mv * {V // 2} + ({kg} * {T_} + tx) * {V // 2} + e]",
+                f"x[k * {V // 2} + e]")
+    return V, f"{tensor}f[({row}) * mv * {V} + ({kg} * {T_} + tx) * {V} + e]", ref
+
+
+def _load_weights(L, op, V, at):
+    """W (and Bias) of one chunk into the local w (and b), 16 bytes each."""
+    if op == "softmax":
+        return
+    with L.block(f"for e in T.vectorized({V}):"):
+        L(f"w[e] = W[{at} + e]")
+        if op == "layernorm":
+            L(f"b[e] = Bias[{at} + e]")
+
+
+def _staged_output(L, op, dtype, v, row, V, R, out):
+    """The output of the register chunks in two loops: every chunk's output computed into x in
+    place (W and Bias loads, no stores), then every chunk stored. The kernel's pointers are not
+    __restrict__, so nvcc keeps a load of W or Bias after any earlier store to B: one loop that
+    loads, computes and stores waits an L2 round trip per chunk."""
+    T_, K = v.threads, v.elems // V
+    at = f"(k * {T_} + tx) * {V}"
+    live = f"k * {T_} + tx < mv"
+    ref = f"x[k * {V} + e]"
+    with L.block(f"for k in T.unroll({K}):"):
+        with L.block(f"if {live}:"):
+            if R == "float32":
+                with L.block(f"for e in T.vectorized({V}):"):
+                    L(f"{ref} = {out(ref, 'k')}")
+            else:
+                _load_weights(L, op, V, at)
+                with L.block(f"for e in T.unroll({V}):"):
+                    L(f"o[e] = {_store(dtype, out(ref, 'k'))}")
+                if R == "uint32":  # two bfloat16 a word, the lower column in the low half
+                    with L.block(f"for e in T.unroll({V // 2}):"):
+                        L(f'x[k * {V // 2} + e] = T.Cast("uint32", T.reinterpret("uint16", '
+                          f'o[e * 2])) | T.Cast("uint32", T.reinterpret("uint16", o[e * 2 + 1])) '
+                          f"<< T.uint32(16)")
+                else:
+                    with L.block(f"for e in T.unroll({V}):"):
+                        L(f"{ref} = o[e]")
+    with L.block(f"for k in T.unroll({K}):"):
+        with L.block(f"if {live}:"):
+            lanes, dst, r = _chunk(R, V, T_, row, "k", "B", ref)
+            with L.block(f"for e in T.vectorized({lanes}):"):
+                L(f"{dst} = {r if R == 'uint32' else _store(dtype, r)}")
 
 
 def _scalar_body(L, op, dtype, v, row):
@@ -360,6 +411,8 @@ def function(op, dtype, name, variants, depth=0):
             L(f'Bf = T.decl_buffer((n * m,), "{dtype}", data=B.data)')
             if any(v.elems and v.holds(dtype) == "uint32" for v in variants):
                 L('Aw = T.decl_buffer((n * m // 2,), "uint32", data=A.data)')
+                if op != "softmax" and any(v.staged for v in variants):
+                    L('Bw = T.decl_buffer((n * m // 2,), "uint32", data=B.data)')
         if len(variants) == 1:
             kernel(L, op, dtype, variants[0])
             return "\n".join(L.out)
@@ -393,11 +446,12 @@ def module(op, name, dtypes, variants):
 # Per dtype, the kernels the host part picks from by row length (the first whose capacity holds m;
 # the scalar kernel for longer rows or lengths 16 bytes do not divide). Chosen from the H200 sweep
 # of `CANDIDATES` (docs/performance.md, "Row reductions on the H200").
-_F32 = [Variant(32, rows=4), Variant(128), Variant(256), Variant(512, shared=32),
-        Variant(256, elems=0)]
-_B16 = [Variant(32, rows=4, packed=True), Variant(64, elems=64, packed=True),
-        Variant(128, elems=64, packed=True), Variant(512, elems=64, packed=True),
-        Variant(256, elems=0)]
+_F32 = [Variant(32, rows=4, staged=True), Variant(128, staged=True), Variant(256, staged=True),
+        Variant(512, shared=32, staged=True), Variant(256, elems=0)]
+_B16 = [Variant(32, rows=4, packed=True, staged=True),
+        Variant(64, elems=64, packed=True, staged=True),
+        Variant(128, elems=64, packed=True, staged=True),
+        Variant(512, elems=64, packed=True, staged=True), Variant(256, elems=0)]
 DISPATCH = {"float32": _F32, "float16": _B16, "bfloat16": _B16}
 # op -> (file in examples/, function name without the dtype suffix)
 EXAMPLES = {"softmax": ("softmax_gpu_fast", "softmax_fast"),
@@ -412,27 +466,37 @@ WHY = {
 }
 
 
-def describe(v: Variant, dtype: str) -> str:
+STAGED = {op: f"""
+# "Output staged": every output chunk is computed into the registers (reading W{what}) before
+# any is stored: the kernel's pointers are not __restrict__, so nvcc issues no load after a store
+# to B ahead of it, and one loop that loads, computes and stores would wait an L2 round trip for
+# each chunk.""" for op, what in [("layernorm", " and Bias"), ("rmsnorm", "")]}
+
+
+def describe(v: Variant, op: str, dtype: str) -> str:
     """What kernel v is, for the examples' header."""
     if not v.elems:
         return f"{v.threads} threads a row, scalar, rereading the row"
-    who = f"a warp a row, {v.rows} rows a block" if v.threads == 32 else f"{v.threads} threads a row"
+    who = (f"a warp a row, {v.rows} rows a block" if v.threads == 32
+           else f"{v.threads} threads a row")
     held = "packed 16-bit" if v.holds(dtype) != "float32" else "float32"
-    more = f", {v.shared} in shared" if v.shared else ""
-    return f"{who}; {v.elems} {held} a thread in registers{more}"
+    more = f" (+ {v.shared} in shared)" if v.shared else ""
+    staged = ", output staged" if v.staged and op != "softmax" else ""
+    return f"{who}; {v.elems} {held} in registers a thread{more}{staged}"
 
 
-def dispatch_lines(dtype: str) -> list[str]:
+def dispatch_lines(op: str, dtype: str) -> list[str]:
     vs = DISPATCH[dtype]
-    lines = [f"m % {VEC[dtype]} == 0 and m <= {v.capacity()}:" for v in vs[:-1]] + ["otherwise:"]
+    lines = [f"m <= {v.capacity()}:" for v in vs[:-1]] + ["otherwise:"]
     width = max(len(c) for c in lines)
-    return [f"# {c:<{width}} {describe(v, dtype)}" for c, v in zip(lines, vs)]
+    return [f"#   {c:<{width}} {describe(v, op, dtype)}" for c, v in zip(lines, vs)]
 
 
 def example_text(op: str) -> str:
     """The text of examples/<file>.py for `op`: a header saying why it is shaped as it is, then an
     IRModule of one dispatching function per dtype."""
     file, name = EXAMPLES[op]
+    staged = STAGED.get(op, "")
     head = f"""# Row {op} on the GPU at memory bandwidth (issue 15):
 # {WHY[op]}
 # Generated by `python bench/cuda_reductions.py --emit {op}` (TVMScript has no macros, and the
@@ -446,7 +510,7 @@ def example_text(op: str) -> str:
 # from it: the tensor's bytes move once each way. float16/bfloat16 rows stay packed in registers
 # (bfloat16 as uint32 pairs), converted to float32 by each pass, so a thread holds twice the
 # elements of a float32 kernel in the same registers; the longest float32 rows keep half of each
-# thread's elements in shared memory, so that two blocks fit on a multiprocessor.
+# thread's elements in shared memory, so that two blocks fit on a multiprocessor.{staged}
 # The host part of each function picks the kernel at launch from the symbolic row length m:
 """
     for dt in DTYPES:
@@ -454,33 +518,40 @@ def example_text(op: str) -> str:
             continue
         label = "float16 and bfloat16" if dt == "float16" and DISPATCH[dt] == DISPATCH[
             "bfloat16"] else dt
-        head += f"# {label}:\n" + "\n".join(dispatch_lines(dt)) + "\n"
-    head += """# Rows are addressed through flat views with the row stride written as mv * vec (mv = m // vec),
-# so the code generator can prove the 16-byte alignment of each vector access.
-"""
+        head += (f"# {label} (if m % {VEC[dt]} == 0):\n" + "\n".join(dispatch_lines(op, dt))
+                 + "\n")
+    head += ("# Rows are addressed through flat views with the row stride written as mv * vec "
+             "(mv = m // vec),\n# so the code generator can prove the 16-byte alignment of each "
+             "vector access.\n")
     return head + module(op, name, DTYPES, DISPATCH)
 
 
 # Single-variant functions compared by --candidates at each row length (packed variants are
 # timed for float16 and bfloat16 only: for float32 they are the unpacked ones).
 P = dict(packed=True)
+S = dict(staged=True)
 CANDIDATES = {
-    1024: [Variant(32, rows=4), Variant(32, rows=2, **P), Variant(32, rows=4, **P),
-           Variant(32, rows=8, **P), Variant(128, elems=8)],
-    4096: [Variant(128), Variant(256), Variant(64, shared=32), Variant(128, **P),
-           Variant(64, elems=64, **P), Variant(256, elems=16, **P)],
-    8192: [Variant(256), Variant(512), Variant(128, shared=32), Variant(256, **P),
-           Variant(128, elems=64, **P), Variant(512, elems=16, **P)],
-    32768: [Variant(1024), Variant(512, shared=32), Variant(256, elems=64, shared=64),
-            Variant(1024, **P), Variant(512, elems=64, **P), Variant(256, elems=128, **P)],
+    1024: [Variant(32, rows=4), Variant(32, rows=4, **S), Variant(32, rows=2, **P),
+           Variant(32, rows=4, **P), Variant(32, rows=4, **P, **S), Variant(32, rows=8, **P),
+           Variant(128, elems=8)],
+    4096: [Variant(128), Variant(128, **S), Variant(256), Variant(64, shared=32),
+           Variant(128, **P), Variant(64, elems=64, **P), Variant(64, elems=64, **P, **S),
+           Variant(256, elems=16, **P)],
+    8192: [Variant(256), Variant(256, **S), Variant(512), Variant(128, shared=32),
+           Variant(256, **P), Variant(128, elems=64, **P), Variant(128, elems=64, **P, **S),
+           Variant(512, elems=16, **P)],
+    32768: [Variant(1024), Variant(1024, **S), Variant(512, shared=32),
+            Variant(512, shared=32, **S), Variant(256, elems=64, shared=64), Variant(1024, **P),
+            Variant(512, elems=64, **P), Variant(512, elems=64, **P, **S),
+            Variant(256, elems=128, **P)],
 }
 SHAPES = [(65536, 1024), (16384, 4096), (8192, 8192), (2048, 32768)]
 
 
-def timed(v, dtype):
-    """Whether --candidates times variant v for dtype."""
+def timed(v, op, dtype):
+    """Whether --candidates times variant v for op and dtype (not where it is another variant)."""
     return not (v.elems % VEC[dtype] or (v.packed and dtype == "float32")
-                or (v.shared and dtype != "float32"))
+                or (v.shared and dtype != "float32") or (v.staged and op == "softmax"))
 
 
 def candidate_module(op, dtype):
@@ -488,7 +559,7 @@ def candidate_module(op, dtype):
     seen = set()
     for m, vs in CANDIDATES.items():
         for v in vs:
-            if v.tag() in seen or not timed(v, dtype):
+            if v.tag() in seen or not timed(v, op, dtype):
                 continue
             seen.add(v.tag())
             parts.append(function(op, dtype, f"{op}_{SHORT[dtype]}_{v.tag()}", [v], depth=1))
@@ -698,7 +769,7 @@ def main() -> int:
                 times = {}
                 if cand is not None:
                     for v in CANDIDATES[m]:
-                        if not timed(v, dtype):
+                        if not timed(v, op, dtype):
                             continue
                         f = cand[f"{op}_{SHORT[dtype]}_{v.tag()}"]
                         yc = torch.empty_like(y).fill_(float("nan"))

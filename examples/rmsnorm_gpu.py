@@ -12,19 +12,23 @@
 # (bfloat16 as uint32 pairs), converted to float32 by each pass, so a thread holds twice the
 # elements of a float32 kernel in the same registers; the longest float32 rows keep half of each
 # thread's elements in shared memory, so that two blocks fit on a multiprocessor.
+# "Output staged": every output chunk is computed into the registers (reading W) before
+# any is stored: the kernel's pointers are not __restrict__, so nvcc issues no load after a store
+# to B ahead of it, and one loop that loads, computes and stores would wait an L2 round trip for
+# each chunk.
 # The host part of each function picks the kernel at launch from the symbolic row length m:
-# float32:
-# m % 4 == 0 and m <= 1024:  a warp a row, 4 rows a block; 32 float32 a thread in registers
-# m % 4 == 0 and m <= 4096:  128 threads a row; 32 float32 a thread in registers
-# m % 4 == 0 and m <= 8192:  256 threads a row; 32 float32 a thread in registers
-# m % 4 == 0 and m <= 32768: 512 threads a row; 32 float32 a thread in registers, 32 in shared
-# otherwise:                 256 threads a row, scalar, rereading the row
-# float16 and bfloat16:
-# m % 8 == 0 and m <= 1024:  a warp a row, 4 rows a block; 32 packed 16-bit a thread in registers
-# m % 8 == 0 and m <= 4096:  64 threads a row; 64 packed 16-bit a thread in registers
-# m % 8 == 0 and m <= 8192:  128 threads a row; 64 packed 16-bit a thread in registers
-# m % 8 == 0 and m <= 32768: 512 threads a row; 64 packed 16-bit a thread in registers
-# otherwise:                 256 threads a row, scalar, rereading the row
+# float32 (if m % 4 == 0):
+#   m <= 1024:  a warp a row, 4 rows a block; 32 float32 in registers a thread, output staged
+#   m <= 4096:  128 threads a row; 32 float32 in registers a thread, output staged
+#   m <= 8192:  256 threads a row; 32 float32 in registers a thread, output staged
+#   m <= 32768: 512 threads a row; 32 float32 in registers a thread (+ 32 in shared), output staged
+#   otherwise:  256 threads a row, scalar, rereading the row
+# float16 and bfloat16 (if m % 8 == 0):
+#   m <= 1024:  a warp a row, 4 rows a block; 32 packed 16-bit in registers a thread, output staged
+#   m <= 4096:  64 threads a row; 64 packed 16-bit in registers a thread, output staged
+#   m <= 8192:  128 threads a row; 64 packed 16-bit in registers a thread, output staged
+#   m <= 32768: 512 threads a row; 64 packed 16-bit in registers a thread, output staged
+#   otherwise:  256 threads a row, scalar, rereading the row
 # Rows are addressed through flat views with the row stride written as mv * vec (mv = m // vec),
 # so the code generator can prove the 16-byte alignment of each vector access.
 from __future__ import annotations
@@ -66,7 +70,11 @@ class Module:
                             for k in T.unroll(8):
                                 if k * 32 + tx < mv:
                                     for e in T.vectorized(4):
-                                        Bf[(bx * 4 + ty) * mv * 4 + (k * 32 + tx) * 4 + e] = x[k * 4 + e] * s[0] * W[(k * 32 + tx) * 4 + e]
+                                        x[k * 4 + e] = x[k * 4 + e] * s[0] * W[(k * 32 + tx) * 4 + e]
+                            for k in T.unroll(8):
+                                if k * 32 + tx < mv:
+                                    for e in T.vectorized(4):
+                                        Bf[(bx * 4 + ty) * mv * 4 + (k * 32 + tx) * 4 + e] = x[k * 4 + e]
         elif m % 4 == 0 and m <= 4096:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([4], "float32", "shared")
@@ -98,7 +106,11 @@ class Module:
                     for k in T.unroll(8):
                         if k * 128 + tx < mv:
                             for e in T.vectorized(4):
-                                Bf[(bx) * mv * 4 + (k * 128 + tx) * 4 + e] = x[k * 4 + e] * s[0] * W[(k * 128 + tx) * 4 + e]
+                                x[k * 4 + e] = x[k * 4 + e] * s[0] * W[(k * 128 + tx) * 4 + e]
+                    for k in T.unroll(8):
+                        if k * 128 + tx < mv:
+                            for e in T.vectorized(4):
+                                Bf[(bx) * mv * 4 + (k * 128 + tx) * 4 + e] = x[k * 4 + e]
         elif m % 4 == 0 and m <= 8192:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([8], "float32", "shared")
@@ -130,7 +142,11 @@ class Module:
                     for k in T.unroll(8):
                         if k * 256 + tx < mv:
                             for e in T.vectorized(4):
-                                Bf[(bx) * mv * 4 + (k * 256 + tx) * 4 + e] = x[k * 4 + e] * s[0] * W[(k * 256 + tx) * 4 + e]
+                                x[k * 4 + e] = x[k * 4 + e] * s[0] * W[(k * 256 + tx) * 4 + e]
+                    for k in T.unroll(8):
+                        if k * 256 + tx < mv:
+                            for e in T.vectorized(4):
+                                Bf[(bx) * mv * 4 + (k * 256 + tx) * 4 + e] = x[k * 4 + e]
         elif m % 4 == 0 and m <= 32768:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([16], "float32", "shared")
@@ -174,7 +190,11 @@ class Module:
                     for k in T.unroll(8):
                         if k * 512 + tx < mv:
                             for e in T.vectorized(4):
-                                Bf[(bx) * mv * 4 + (k * 512 + tx) * 4 + e] = x[k * 4 + e] * s[0] * W[(k * 512 + tx) * 4 + e]
+                                x[k * 4 + e] = x[k * 4 + e] * s[0] * W[(k * 512 + tx) * 4 + e]
+                    for k in T.unroll(8):
+                        if k * 512 + tx < mv:
+                            for e in T.vectorized(4):
+                                Bf[(bx) * mv * 4 + (k * 512 + tx) * 4 + e] = x[k * 4 + e]
                     for k in T.unroll(8):
                         if (k + 8) * 512 + tx < mv:
                             for e in T.vectorized(4):
@@ -241,8 +261,12 @@ class Module:
                                         w[e] = W[(k * 32 + tx) * 8 + e]
                                     for e in T.unroll(8):
                                         o[e] = T.Cast("float16", T.Cast("float32", x[k * 8 + e]) * s[0] * T.Cast("float32", w[e]))
+                                    for e in T.unroll(8):
+                                        x[k * 8 + e] = o[e]
+                            for k in T.unroll(4):
+                                if k * 32 + tx < mv:
                                     for e in T.vectorized(8):
-                                        Bf[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e] = o[e]
+                                        Bf[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e] = T.Cast("float16", x[k * 8 + e])
         elif m % 8 == 0 and m <= 4096:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([2], "float32", "shared")
@@ -281,8 +305,12 @@ class Module:
                                 w[e] = W[(k * 64 + tx) * 8 + e]
                             for e in T.unroll(8):
                                 o[e] = T.Cast("float16", T.Cast("float32", x[k * 8 + e]) * s[0] * T.Cast("float32", w[e]))
+                            for e in T.unroll(8):
+                                x[k * 8 + e] = o[e]
+                    for k in T.unroll(8):
+                        if k * 64 + tx < mv:
                             for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 64 + tx) * 8 + e] = o[e]
+                                Bf[(bx) * mv * 8 + (k * 64 + tx) * 8 + e] = T.Cast("float16", x[k * 8 + e])
         elif m % 8 == 0 and m <= 8192:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([4], "float32", "shared")
@@ -321,8 +349,12 @@ class Module:
                                 w[e] = W[(k * 128 + tx) * 8 + e]
                             for e in T.unroll(8):
                                 o[e] = T.Cast("float16", T.Cast("float32", x[k * 8 + e]) * s[0] * T.Cast("float32", w[e]))
+                            for e in T.unroll(8):
+                                x[k * 8 + e] = o[e]
+                    for k in T.unroll(8):
+                        if k * 128 + tx < mv:
                             for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 128 + tx) * 8 + e] = o[e]
+                                Bf[(bx) * mv * 8 + (k * 128 + tx) * 8 + e] = T.Cast("float16", x[k * 8 + e])
         elif m % 8 == 0 and m <= 32768:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([16], "float32", "shared")
@@ -361,8 +393,12 @@ class Module:
                                 w[e] = W[(k * 512 + tx) * 8 + e]
                             for e in T.unroll(8):
                                 o[e] = T.Cast("float16", T.Cast("float32", x[k * 8 + e]) * s[0] * T.Cast("float32", w[e]))
+                            for e in T.unroll(8):
+                                x[k * 8 + e] = o[e]
+                    for k in T.unroll(8):
+                        if k * 512 + tx < mv:
                             for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 512 + tx) * 8 + e] = o[e]
+                                Bf[(bx) * mv * 8 + (k * 512 + tx) * 8 + e] = T.Cast("float16", x[k * 8 + e])
         else:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([8], "float32", "shared")
@@ -393,6 +429,7 @@ class Module:
         Af = T.decl_buffer((n * m,), "bfloat16", data=A.data)
         Bf = T.decl_buffer((n * m,), "bfloat16", data=B.data)
         Aw = T.decl_buffer((n * m // 2,), "uint32", data=A.data)
+        Bw = T.decl_buffer((n * m // 2,), "uint32", data=B.data)
         if m % 8 == 0 and m <= 1024:
             for bx in T.thread_binding((n + 3) // 4, thread="blockIdx.x"):
                 for ty in T.thread_binding(4, thread="threadIdx.y"):
@@ -426,8 +463,12 @@ class Module:
                                         w[e] = W[(k * 32 + tx) * 8 + e]
                                     for e in T.unroll(8):
                                         o[e] = T.Cast("bfloat16", T.reinterpret("float32", x[(k * 8 + e) // 2] << T.Cast("uint32", 16 - (k * 8 + e) % 2 * 16) & T.uint32(4294901760)) * s[0] * T.Cast("float32", w[e]))
-                                    for e in T.vectorized(8):
-                                        Bf[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e] = o[e]
+                                    for e in T.unroll(4):
+                                        x[k * 4 + e] = T.Cast("uint32", T.reinterpret("uint16", o[e * 2])) | T.Cast("uint32", T.reinterpret("uint16", o[e * 2 + 1])) << T.uint32(16)
+                            for k in T.unroll(4):
+                                if k * 32 + tx < mv:
+                                    for e in T.vectorized(4):
+                                        Bw[(bx * 4 + ty) * mv * 4 + (k * 32 + tx) * 4 + e] = x[k * 4 + e]
         elif m % 8 == 0 and m <= 4096:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([2], "float32", "shared")
@@ -466,8 +507,12 @@ class Module:
                                 w[e] = W[(k * 64 + tx) * 8 + e]
                             for e in T.unroll(8):
                                 o[e] = T.Cast("bfloat16", T.reinterpret("float32", x[(k * 8 + e) // 2] << T.Cast("uint32", 16 - (k * 8 + e) % 2 * 16) & T.uint32(4294901760)) * s[0] * T.Cast("float32", w[e]))
-                            for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 64 + tx) * 8 + e] = o[e]
+                            for e in T.unroll(4):
+                                x[k * 4 + e] = T.Cast("uint32", T.reinterpret("uint16", o[e * 2])) | T.Cast("uint32", T.reinterpret("uint16", o[e * 2 + 1])) << T.uint32(16)
+                    for k in T.unroll(8):
+                        if k * 64 + tx < mv:
+                            for e in T.vectorized(4):
+                                Bw[(bx) * mv * 4 + (k * 64 + tx) * 4 + e] = x[k * 4 + e]
         elif m % 8 == 0 and m <= 8192:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([4], "float32", "shared")
@@ -506,8 +551,12 @@ class Module:
                                 w[e] = W[(k * 128 + tx) * 8 + e]
                             for e in T.unroll(8):
                                 o[e] = T.Cast("bfloat16", T.reinterpret("float32", x[(k * 8 + e) // 2] << T.Cast("uint32", 16 - (k * 8 + e) % 2 * 16) & T.uint32(4294901760)) * s[0] * T.Cast("float32", w[e]))
-                            for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 128 + tx) * 8 + e] = o[e]
+                            for e in T.unroll(4):
+                                x[k * 4 + e] = T.Cast("uint32", T.reinterpret("uint16", o[e * 2])) | T.Cast("uint32", T.reinterpret("uint16", o[e * 2 + 1])) << T.uint32(16)
+                    for k in T.unroll(8):
+                        if k * 128 + tx < mv:
+                            for e in T.vectorized(4):
+                                Bw[(bx) * mv * 4 + (k * 128 + tx) * 4 + e] = x[k * 4 + e]
         elif m % 8 == 0 and m <= 32768:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([16], "float32", "shared")
@@ -546,8 +595,12 @@ class Module:
                                 w[e] = W[(k * 512 + tx) * 8 + e]
                             for e in T.unroll(8):
                                 o[e] = T.Cast("bfloat16", T.reinterpret("float32", x[(k * 8 + e) // 2] << T.Cast("uint32", 16 - (k * 8 + e) % 2 * 16) & T.uint32(4294901760)) * s[0] * T.Cast("float32", w[e]))
-                            for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 512 + tx) * 8 + e] = o[e]
+                            for e in T.unroll(4):
+                                x[k * 4 + e] = T.Cast("uint32", T.reinterpret("uint16", o[e * 2])) | T.Cast("uint32", T.reinterpret("uint16", o[e * 2 + 1])) << T.uint32(16)
+                    for k in T.unroll(8):
+                        if k * 512 + tx < mv:
+                            for e in T.vectorized(4):
+                                Bw[(bx) * mv * 4 + (k * 512 + tx) * 4 + e] = x[k * 4 + e]
         else:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([8], "float32", "shared")

@@ -13,18 +13,18 @@
 # elements of a float32 kernel in the same registers; the longest float32 rows keep half of each
 # thread's elements in shared memory, so that two blocks fit on a multiprocessor.
 # The host part of each function picks the kernel at launch from the symbolic row length m:
-# float32:
-# m % 4 == 0 and m <= 1024:  a warp a row, 4 rows a block; 32 float32 a thread in registers
-# m % 4 == 0 and m <= 4096:  128 threads a row; 32 float32 a thread in registers
-# m % 4 == 0 and m <= 8192:  256 threads a row; 32 float32 a thread in registers
-# m % 4 == 0 and m <= 32768: 512 threads a row; 32 float32 a thread in registers, 32 in shared
-# otherwise:                 256 threads a row, scalar, rereading the row
-# float16 and bfloat16:
-# m % 8 == 0 and m <= 1024:  a warp a row, 4 rows a block; 32 packed 16-bit a thread in registers
-# m % 8 == 0 and m <= 4096:  64 threads a row; 64 packed 16-bit a thread in registers
-# m % 8 == 0 and m <= 8192:  128 threads a row; 64 packed 16-bit a thread in registers
-# m % 8 == 0 and m <= 32768: 512 threads a row; 64 packed 16-bit a thread in registers
-# otherwise:                 256 threads a row, scalar, rereading the row
+# float32 (if m % 4 == 0):
+#   m <= 1024:  a warp a row, 4 rows a block; 32 float32 in registers a thread
+#   m <= 4096:  128 threads a row; 32 float32 in registers a thread
+#   m <= 8192:  256 threads a row; 32 float32 in registers a thread
+#   m <= 32768: 512 threads a row; 32 float32 in registers a thread (+ 32 in shared)
+#   otherwise:  256 threads a row, scalar, rereading the row
+# float16 and bfloat16 (if m % 8 == 0):
+#   m <= 1024:  a warp a row, 4 rows a block; 32 packed 16-bit in registers a thread
+#   m <= 4096:  64 threads a row; 64 packed 16-bit in registers a thread
+#   m <= 8192:  128 threads a row; 64 packed 16-bit in registers a thread
+#   m <= 32768: 512 threads a row; 64 packed 16-bit in registers a thread
+#   otherwise:  256 threads a row, scalar, rereading the row
 # Rows are addressed through flat views with the row stride written as mv * vec (mv = m // vec),
 # so the code generator can prove the 16-byte alignment of each vector access.
 from __future__ import annotations
