@@ -664,15 +664,18 @@ def _prebuild(job):
     cache; ("triton", op, dtype, m) compiles the Triton peer's kernel for rows of length m."""
     sys.path.insert(0, str(ROOT / "python"))
     start = time.perf_counter()
-    if job[0] == "tessel":
-        import tessel
-        tessel.build(job[1], target=job[2])
-    else:
-        import torch
-        _, op, dtype, m = job
-        ins, y = make_args(op, 1, m, getattr(torch, dtype))
-        triton_kernels()[op](*ins, y)()
-        torch.cuda.synchronize()
+    try:
+        if job[0] == "tessel":
+            import tessel
+            tessel.build(job[1], target=job[2])
+        else:
+            import torch
+            _, op, dtype, m = job
+            ins, y = make_args(op, 1, m, getattr(torch, dtype))
+            triton_kernels()[op](*ins, y)()
+            torch.cuda.synchronize()
+    except Exception as e:  # the timing loop builds it again and reports the error there
+        print(f"prebuild {job[0]} {job[1:] if job[0] == 'triton' else ''} failed: {e}", flush=True)
     return time.perf_counter() - start
 
 
