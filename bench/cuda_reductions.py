@@ -6,11 +6,13 @@ bandwidth (torch `copy_` of a tensor of the same size).
 The kernels are TVMScript made by the generator below: examples/softmax_gpu_fast.py,
 examples/layernorm_gpu.py and examples/rmsnorm_gpu.py are its output for the variants of
 `DISPATCH` (`--emit OP` prints one; tests/python/test_reductions_gpu.py checks they agree).
-The benchmark also builds single-variant functions (`CANDIDATES`) to compare row mappings at each
-row length.
+`PROPOSED` is a dispatch over the kernels added since (packed 16-bit registers, a float32 half in
+shared memory, staged output), not yet timed on a GPU. The benchmark times both dispatches and,
+with --candidates, single-variant functions (`CANDIDATES`) to compare row mappings at each row
+length.
 
     python bench/cuda_reductions.py [--arch sm_90] [--candidates] [--jobs N] [--json PATH]
-                                    [--emit softmax|layernorm|rmsnorm]
+                                    [--emit softmax|layernorm|rmsnorm [--proposed]]
 """
 
 from __future__ import annotations
@@ -208,8 +210,9 @@ def _vector_body(L, op, dtype, v, row, V, fill):
         if R == "float16":
             return f'T.Cast("float32", {ref})'
         if R == "uint32":  # even element: the low half shifted up; odd: the high half, masked
-            return (f'T.reinterpret("float32", x[(k * {V} + e) // 2] << T.Cast("uint32", 16 - '
-                    f'(k * {V} + e) % 2 * 16) & T.uint32(4294901760))')
+            i = ref[len("x["):-1]
+            return (f'T.reinterpret("float32", x[({i}) // 2] << T.Cast("uint32", 16 - ({i}) % 2 '
+                    f'* 16) & T.uint32(4294901760))')
         return ref
 
     def shared(ref):
@@ -219,8 +222,14 @@ def _vector_body(L, op, dtype, v, row, V, fill):
         return ref.startswith("xs")
 
     def sweep(lines, guarded=False):
-        """lines(ref, kg) for each element of the row part this thread holds."""
+        """lines(ref, kg) for each element of the row part this thread holds (unguarded, the
+        registers in one flat loop)."""
         for n, kg, ref in parts:
+            if not guarded and not shared(ref):
+                with L.block(f"for i in T.unroll({v.elems}):"):
+                    for line in lines("x[i]", None):
+                        L(line)
+                continue
             with L.block(f"for k in T.unroll({n}):"):
                 with contextlib.ExitStack() as guard:
                     if guarded:
@@ -443,21 +452,32 @@ def module(op, name, dtypes, variants):
 
 # ---- the dispatching modules (the examples) ----
 
-# Per dtype, the kernels the host part picks from by row length (the first whose capacity holds m;
-# the scalar kernel for longer rows or lengths 16 bytes do not divide). Chosen from the H200 sweep
-# of `CANDIDATES` (docs/performance.md, "Row reductions on the H200").
-_F32 = [Variant(32, rows=4, staged=True), Variant(128, staged=True), Variant(256, staged=True),
-        Variant(512, shared=32, staged=True), Variant(256, elems=0)]
-_B16 = [Variant(32, rows=4, packed=True, staged=True),
-        Variant(64, elems=64, packed=True, staged=True),
-        Variant(128, elems=64, packed=True, staged=True),
-        Variant(512, elems=64, packed=True, staged=True), Variant(256, elems=0)]
-DISPATCH = {"float32": _F32, "float16": _B16, "bfloat16": _B16}
 # op -> (file in examples/, function name without the dtype suffix)
 EXAMPLES = {"softmax": ("softmax_gpu_fast", "softmax_fast"),
             "layernorm": ("layernorm_gpu", "layernorm"),
             "rmsnorm": ("rmsnorm_gpu", "rmsnorm")}
 DTYPES = ["float32", "float16", "bfloat16"]
+
+# Per dtype, the kernels the host part picks from by row length (the first whose capacity holds m;
+# the scalar kernel for longer rows or lengths 16 bytes do not divide).
+# DISPATCH, the examples' own: chosen from the H200 sweep of 2026-12-02 01:40 UTC
+# (docs/performance.md, "Row reductions on the H200"): 32 float32 registers a thread everywhere.
+_MEASURED = [Variant(32, rows=4), Variant(128), Variant(256), Variant(1024), Variant(256, elems=0)]
+DISPATCH = {dt: _MEASURED for dt in DTYPES}
+# PROPOSED: the kernels added since (packed 16-bit registers, a float32 half in shared memory,
+# staged output), predicted faster where DISPATCH misses issue 15's aims but not yet timed:
+# `--candidates` times every kernel of it, and both dispatching modules, in one run; adopt what
+# that run supports by editing DISPATCH.
+PROPOSED = {
+    "float32": [Variant(32, rows=4, staged=True), Variant(128, staged=True),
+                Variant(256, staged=True), Variant(512, shared=32, staged=True),
+                Variant(256, elems=0)],
+    "float16": [Variant(32, rows=4, packed=True, staged=True),
+                Variant(64, elems=64, packed=True, staged=True),
+                Variant(128, elems=64, packed=True, staged=True),
+                Variant(512, elems=64, packed=True, staged=True), Variant(256, elems=0)],
+}
+PROPOSED["bfloat16"] = PROPOSED["float16"]
 
 WHY = {
     "softmax": "y = exp(x - max) / sum(exp(x - max)) over each row of A (n, m), fp32 accumulation.",
@@ -465,12 +485,31 @@ WHY = {
     "rmsnorm": "y = x * rsqrt(mean(x^2) + 1e-6) * W over each row (F.rms_norm).",
 }
 
+PACKED_NOTE = (" float16/bfloat16 rows stay packed in registers (bfloat16 as uint32 pairs), "
+               "converted to float32 by each pass, so a thread holds twice the elements of a "
+               "float32 kernel in the same registers.")
+SHARED_NOTE = (" The longest float32 rows keep part of each thread's elements in shared memory, so "
+               "that two blocks fit on a multiprocessor.")
+STAGED_NOTE = {op: ("\n\"Output staged\": every output chunk is computed into the registers "
+                    f"(reading W{what}) before any is stored: the kernel's pointers are not "
+                    "__restrict__, so nvcc issues no load after a store to B ahead of it, and one "
+                    "loop that loads, computes and stores would wait an L2 round trip for each "
+                    "chunk.") for op, what in [("layernorm", " and Bias"), ("rmsnorm", "")]}
+LAYOUT = ("Each row is read from global memory once, in 16-byte accesses (T.vectorized over 4 "
+          "float32 or 8 float16/bfloat16 elements: float4/uint4 in the CUDA source), and kept on "
+          "chip while the row's statistics are reduced (accumulation in float32): warp shuffles "
+          "(T.shfl_xor), then, with more than one warp per row, one value per warp through shared "
+          "memory. Statistics that need two passes (max then exp-sum; mean then variance) take "
+          "them over the held row, and the output is written from it: the tensor's bytes move "
+          "once each way.")
 
-STAGED = {op: f"""
-# "Output staged": every output chunk is computed into the registers (reading W{what}) before
-# any is stored: the kernel's pointers are not __restrict__, so nvcc issues no load after a store
-# to B ahead of it, and one loop that loads, computes and stores would wait an L2 round trip for
-# each chunk.""" for op, what in [("layernorm", " and Bias"), ("rmsnorm", "")]}
+
+def comment(text: str) -> str:
+    """text as # comment lines of at most 100 columns, a paragraph per line of text."""
+    import textwrap
+
+    return "".join(textwrap.fill(par, 100, initial_indent="# ", subsequent_indent="# ") + "\n"
+                   for par in text.split("\n"))
 
 
 def describe(v: Variant, op: str, dtype: str) -> str:
@@ -485,45 +524,53 @@ def describe(v: Variant, op: str, dtype: str) -> str:
     return f"{who}; {v.elems} {held} in registers a thread{more}{staged}"
 
 
-def dispatch_lines(op: str, dtype: str) -> list[str]:
-    vs = DISPATCH[dtype]
+def dispatch_lines(op: str, vs: list[Variant], dtype: str) -> list[str]:
     lines = [f"m <= {v.capacity()}:" for v in vs[:-1]] + ["otherwise:"]
     width = max(len(c) for c in lines)
     return [f"#   {c:<{width}} {describe(v, op, dtype)}" for c, v in zip(lines, vs)]
 
 
-def example_text(op: str) -> str:
-    """The text of examples/<file>.py for `op`: a header saying why it is shaped as it is, then an
-    IRModule of one dispatching function per dtype."""
+def example_text(op: str, dispatch=None) -> str:
+    """The text of examples/<file>.py for `op` (`dispatch`: DISPATCH unless given): a header
+    saying why it is shaped as it is, then an IRModule of one dispatching function per dtype."""
+    dispatch = dispatch or DISPATCH
     file, name = EXAMPLES[op]
-    staged = STAGED.get(op, "")
+    kernels = [(v, dt) for dt in DTYPES for v in dispatch[dt]]
+    notes = (PACKED_NOTE if any(v.holds(dt) != "float32" for v, dt in kernels) else "") + (
+        SHARED_NOTE if any(v.shared for v, _ in kernels) else "")
+    if op != "softmax" and any(v.staged for v, _ in kernels):
+        notes += STAGED_NOTE[op]
     head = f"""# Row {op} on the GPU at memory bandwidth (issue 15):
 # {WHY[op]}
 # Generated by `python bench/cuda_reductions.py --emit {op}` (TVMScript has no macros, and the
 # variants below differ only in sizes); edit the generator, not this file.
 #
-# Each row is read from global memory once, in 16-byte accesses (T.vectorized over 4 float32 or
-# 8 float16/bfloat16 elements: float4/uint4 in the CUDA source), and kept on chip while the row's
-# statistics are reduced (accumulation in float32): warp shuffles (T.shfl_xor), then, with more
-# than one warp per row, one value per warp through shared memory. Statistics that need two passes
-# (max then exp-sum; mean then variance) take them over the held row, and the output is written
-# from it: the tensor's bytes move once each way. float16/bfloat16 rows stay packed in registers
-# (bfloat16 as uint32 pairs), converted to float32 by each pass, so a thread holds twice the
-# elements of a float32 kernel in the same registers; the longest float32 rows keep half of each
-# thread's elements in shared memory, so that two blocks fit on a multiprocessor.{staged}
+""" + comment(LAYOUT + notes) + """\
 # The host part of each function picks the kernel at launch from the symbolic row length m:
 """
     for dt in DTYPES:
-        if dt == "bfloat16" and DISPATCH[dt] == DISPATCH["float16"]:
+        if dt == "bfloat16" and dispatch[dt] == dispatch["float16"]:
             continue
-        label = "float16 and bfloat16" if dt == "float16" and DISPATCH[dt] == DISPATCH[
-            "bfloat16"] else dt
-        head += (f"# {label} (if m % {VEC[dt]} == 0):\n" + "\n".join(dispatch_lines(op, dt))
-                 + "\n")
+        label = dt
+        if dt == "float32" and dispatch[dt] == dispatch["float16"] == dispatch["bfloat16"]:
+            label = "every dtype"
+        elif dt == "float32" and dispatch[dt] == dispatch["float16"]:
+            continue
+        elif dt == "float16" and dispatch[dt] == dispatch["bfloat16"]:
+            label = "float16 and bfloat16"
+        if label == "every dtype":
+            head += "# (vec = 4 for float32, 8 for 16-bit; if m % vec == 0)\n"
+            head += "\n".join(dispatch_lines(op, dispatch[dt], dt)) + "\n"
+            break
+        head += (f"# {label} (if m % {VEC[dt]} == 0):\n"
+                 + "\n".join(dispatch_lines(op, dispatch[dt], dt)) + "\n")
     head += ("# Rows are addressed through flat views with the row stride written as mv * vec "
              "(mv = m // vec),\n# so the code generator can prove the 16-byte alignment of each "
              "vector access.\n")
-    return head + module(op, name, DTYPES, DISPATCH)
+    if dispatch is not PROPOSED:
+        head += (f"# A dispatch over more kernels (packed 16-bit rows, ...), predicted faster for "
+                 f"16-bit rows\n# but not yet timed: `--emit {op} --proposed`.\n")
+    return head + module(op, name, DTYPES, dispatch)
 
 
 # Single-variant functions compared by --candidates at each row length (packed variants are
@@ -696,6 +743,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--emit", choices=sorted(EXAMPLES), help="print examples/<file>.py for OP")
+    ap.add_argument("--proposed", action="store_true", help="--emit with PROPOSED as DISPATCH")
     ap.add_argument("--candidates", action="store_true", help="also time every CANDIDATES variant")
     ap.add_argument("--ops", default="softmax,layernorm,rmsnorm")
     ap.add_argument("--dtypes", default=",".join(DTYPES))
@@ -704,7 +752,7 @@ def main() -> int:
     ap.add_argument("--json", help="write every timing (seconds) here")
     args = ap.parse_args()
     if args.emit:
-        sys.stdout.write(example_text(args.emit))
+        sys.stdout.write(example_text(args.emit, PROPOSED if args.proposed else None))
         return 0
 
     import torch
@@ -726,24 +774,26 @@ def main() -> int:
         peers = {}
         print(f"no Triton peer: {e}")
     if args.jobs:
-        jobs = [("tessel", example_text(op), target) for op in ops]
+        jobs = [("tessel", example_text(op, d), target) for op in ops for d in (None, PROPOSED)]
         if args.candidates:
             jobs += [("tessel", candidate_module(op, dt), target) for op in ops for dt in dtypes]
         if peers:
             jobs += [("triton", op, dt, m) for op in ops for dt in dtypes for _, m in SHAPES]
         prebuild(jobs, args.jobs)
     reps = args.reps
-    rows, records = [], []
+    rows, prop_rows, records = [], [], []
     failures = 0
     for op in ops:
         file, name = EXAMPLES[op]
         start = time.perf_counter()
         mod = tessel.build((ROOT / "examples" / f"{file}.py").read_text(), target=target)
-        print(f"built examples/{file}.py in {time.perf_counter() - start:.1f} s")
+        proposed = tessel.build(example_text(op, PROPOSED), target=target)
+        print(f"built examples/{file}.py and PROPOSED in {time.perf_counter() - start:.1f} s")
         ref = torch_reference(op)
         for dtype in dtypes:
             tdt = getattr(torch, dtype)
             fn = mod[f"{name}_{SHORT[dtype]}"]
+            fp = proposed[f"{name}_{SHORT[dtype]}"]
             cand = tessel.build(candidate_module(op, dtype), target=target) if args.candidates \
                 else None
             for n, m in SHAPES:
@@ -758,6 +808,12 @@ def main() -> int:
                 src = torch.empty_like(y)
                 t_copy = cuda_time(lambda: src.copy_(y), reps)
                 t_ours = cuda_time(lambda: fn(*ins, y), reps)
+                yp = torch.empty_like(y).fill_(float("nan"))
+                fp(*ins, yp)
+                torch.cuda.synchronize()
+                p_ok, p_err = close(yp, want, dtype)
+                failures += not p_ok
+                t_prop = cuda_time(lambda: fp(*ins, yp), reps)
                 t_torch = cuda_time(lambda: ref(*ins), reps)
                 t_triton = float("nan")
                 if op in peers:
@@ -769,6 +825,8 @@ def main() -> int:
                         t_triton = cuda_time(call, reps)
                 rows.append((op, dtype, n, m, t_ours, nbytes / t_ours, t_copy, t_torch, t_triton,
                              ok, err))
+                prop_rows.append((op, dtype, n, m, t_prop, nbytes / t_prop, t_copy, t_torch,
+                                  t_triton, p_ok, p_err))
                 times = {}
                 if cand is not None:
                     for v in CANDIDATES[m]:
@@ -782,26 +840,29 @@ def main() -> int:
                         failures += not c_ok
                         times[v.tag() + ("" if c_ok else "!WRONG")] = cuda_time(
                             lambda: f(*ins, yc), reps)
-                records.append(dict(op=op, dtype=dtype, n=n, m=m, dispatch=t_ours, copy=t_copy,
-                                    torch=t_torch, triton=t_triton, err=err, ok=ok,
+                records.append(dict(op=op, dtype=dtype, n=n, m=m, dispatch=t_ours,
+                                    proposed=t_prop, copy=t_copy, torch=t_torch, triton=t_triton,
+                                    err=err, ok=ok, proposed_err=p_err, proposed_ok=p_ok,
                                     candidates=times))
                 cands = " ".join(f"{k} {t * 1e6:.0f}" for k, t in times.items())
                 print(f"{op[:4]} {SHORT[dtype]} {m}: us dispatch {t_ours * 1e6:.0f} "
-                      f"({t_copy / t_ours:.0%}) torch {t_torch * 1e6:.0f} triton "
-                      f"{t_triton * 1e6:.0f} copy {t_copy * 1e6:.0f}{'' if ok else ' WRONG'} | "
-                      + cands, flush=True)
-                del ins, y, want, src
+                      f"({t_copy / t_ours:.0%}) proposed {t_prop * 1e6:.0f} "
+                      f"({t_copy / t_prop:.0%}) torch {t_torch * 1e6:.0f} triton "
+                      f"{t_triton * 1e6:.0f} copy {t_copy * 1e6:.0f}"
+                      f"{'' if ok and p_ok else ' WRONG'} | " + cands, flush=True)
+                del ins, y, yp, want, src
     if args.json:
         import json
         Path(args.json).write_text(json.dumps(records, indent=1))
-    print()
-    print("| op | dtype | shape | tessel us | GB/s | of copy | torch us | tessel/torch speed | "
-          "Triton us | max abs err |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for op, dtype, n, m, t, bw, t_copy, t_torch, t_triton, ok, err in rows:
-        print(f"| {op} | {SHORT[dtype]} | {n}x{m} | {t * 1e6:.1f} | {bw / 1e9:.0f} | "
-              f"{t_copy / t:.0%} | {t_torch * 1e6:.1f} | {t_torch / t:.2f}x | "
-              f"{t_triton * 1e6:.1f} | {err:.1e}{'' if ok else ' WRONG'} |")
+    for title, table in [("DISPATCH (the examples)", rows), ("PROPOSED", prop_rows)]:
+        print(f"\n{title}\n")
+        print("| op | dtype | shape | tessel us | GB/s | of copy | torch us | tessel/torch speed "
+              "| Triton us | max abs err |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for op, dtype, n, m, t, bw, t_copy, t_torch, t_triton, ok, err in table:
+            print(f"| {op} | {SHORT[dtype]} | {n}x{m} | {t * 1e6:.1f} | {bw / 1e9:.0f} | "
+                  f"{t_copy / t:.0%} | {t_torch * 1e6:.1f} | {t_torch / t:.2f}x | "
+                  f"{t_triton * 1e6:.1f} | {err:.1e}{'' if ok else ' WRONG'} |")
     if records and records[0]["candidates"]:
         print("\nfastest candidate: op dtype m: tag us (of copy, torch/it)")
         for r in records:

@@ -1,13 +1,13 @@
 """The row softmax, LayerNorm and RMSNorm kernels of issue 15 (examples/softmax_gpu_fast.py,
-examples/layernorm_gpu.py, examples/rmsnorm_gpu.py).
+examples/layernorm_gpu.py, examples/rmsnorm_gpu.py), and the untimed PROPOSED dispatch of
+bench/cuda_reductions.py (packed 16-bit registers, a float32 half in shared memory, staged output).
 
-On any machine: the examples are what bench/cuda_reductions.py generates; each builds for
-`cuda -arch=sm_90` with 16-byte global loads and stores (float4 / uint4, `ld.global.v4` in the PTX),
-warp shuffles, 16-bit rows packed in registers and the float32 rows' shared-memory half read in
-16-byte accesses; and, through the MSL execution harness, each kernel variant of each dtype (warp
-per row, blocks of 64 to 512 threads per row, packed 16-bit registers, the scalar fallback, and
-the shared-memory variant at a size Metal allows) gives NumPy's answer. On a machine with a CUDA
-GPU and PyTorch: every dtype and kernel variant against torch, ragged row lengths included."""
+On any machine: the examples are what bench/cuda_reductions.py generates; both dispatches build
+for `cuda -arch=sm_90` with 16-byte global loads and stores (float4 / uint4, `ld.global.v4` in the
+PTX) and warp shuffles, PROPOSED with packed 16-bit rows and 16-byte shared-memory accesses; and,
+through the MSL execution harness, each kernel variant of each dtype of both gives NumPy's answer
+(the shared-memory kernel at a size Metal allows). On a machine with a CUDA GPU and PyTorch: every
+dtype and kernel variant of both against torch, ragged row lengths included."""
 
 from __future__ import annotations
 
@@ -40,6 +40,15 @@ def function_name(op, dtype):
     return f"{gen.EXAMPLES[op][1]}_{gen.SHORT[dtype]}"
 
 
+DISPATCHES = {"examples": gen.DISPATCH, "proposed": gen.PROPOSED}
+
+
+def dispatch_text(which, op):
+    if which == "examples":
+        return example_path(op).read_text()
+    return gen.example_text(op, gen.PROPOSED)
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_example_is_the_generators_output(op):
     assert example_path(op).read_text() == gen.example_text(op), (
@@ -49,21 +58,23 @@ def test_example_is_the_generators_output(op):
 _cuda_built = {}
 
 
-def cuda_module(op):
-    if op not in _cuda_built:
-        _cuda_built[op] = tessel.build(example_path(op).read_text(), target="cuda -arch=sm_90")
-    return _cuda_built[op]
+def cuda_module(which, op):
+    if (which, op) not in _cuda_built:
+        _cuda_built[which, op] = tessel.build(dispatch_text(which, op), target="cuda -arch=sm_90")
+    return _cuda_built[which, op]
 
 
 @needs_compiler
+@pytest.mark.parametrize("which", sorted(DISPATCHES))
 @pytest.mark.parametrize("op", OPS)
-def test_cuda_source_has_wide_accesses_and_shuffles(op):
-    mod = cuda_module(op)
+def test_cuda_source_has_wide_accesses_and_shuffles(op, which):
+    dispatch = DISPATCHES[which]
+    mod = cuda_module(which, op)
     assert sorted(mod.function_names) == sorted(function_name(op, dt) for dt in gen.DTYPES)
     src = mod.get_source("cuda")
-    assert src.count("__global__") == sum(len(gen.DISPATCH[dt]) for dt in gen.DTYPES)
+    assert src.count("__global__") == sum(len(dispatch[dt]) for dt in gen.DTYPES)
     for dt in gen.DTYPES:
-        for v in gen.DISPATCH[dt]:
+        for v in dispatch[dt]:
             assert f"__launch_bounds__({v.threads * v.rows})" in src, (dt, v)
     for wide in ["tsl_wide_load<float4>", "tsl_wide_load<uint4>", "tsl_wide_store("]:
         assert wide in src, wide
@@ -72,12 +83,14 @@ def test_cuda_source_has_wide_accesses_and_shuffles(op):
     warp = src.split(f"{function_name(op, 'float32')}_kernel(")[1].split("__global__")[0]
     assert warp.count("tsl_wide_load<float4>(A") == 8
     assert warp.count("tsl_wide_store(B") == 8
-    # Packed rows: float16 as halves, bfloat16 as pairs in 32-bit words (64 elements a thread).
-    assert "uint16_t x_data[64]" in src and "uint32_t x_data[32]" in src
     ptx = tvm_ffi.get_global_func("tessel.codegen.CompileCUDAToPTX")(src, "sm_90")
     assert "ld.global.v4.f32" in ptx or "ld.global.v4.u32" in ptx
     assert "st.global.v4" in ptx and "shfl.sync.bfly.b32" in ptx
-    assert "ld.shared.v4.f32" in ptx  # the float32 rows' half kept in shared memory
+    if which == "proposed":
+        # Packed rows: float16 as halves, bfloat16 as pairs in 32-bit words (64 elements a thread),
+        # and the float32 rows' half in shared memory read back 16 bytes at a time.
+        assert "uint16_t x_data[64]" in src and "uint32_t x_data[32]" in src
+        assert "ld.shared.v4.f32" in ptx
 
 
 # ---- every variant on the CPU, through the MSL execution harness ----
@@ -158,29 +171,31 @@ HARNESS_TOL = {"float32": (1e-3, 1e-5), "float16": (1e-3, 1e-2), "bfloat16": (1e
 METAL_THREADGROUP_BYTES = 32768
 
 # (n, m): warp per row (5 rows: a partial block of 4), blocks of 64/128 threads (2048, 4096), of
-# 128/256 (4104), the 512-thread kernels (20000), the scalar kernel for lengths 16 bytes do not
-# divide (33, 4097) and past 32768.
+# 128/256 (4104), of 512/1024 (20000), the scalar kernel for lengths 16 bytes do not divide (33,
+# 4097) and past 32768.
 EMU_SHAPES = [(5, 1024), (3, 1000), (3, 33), (2, 2048), (2, 4096), (2, 4104), (2, 4097),
               (1, 20000), (1, 33000)]
 
 
-def picked(dtype, m):
-    """The variant the dispatching function runs for rows of length m."""
-    fits = [v for v in gen.DISPATCH[dtype][:-1] if m % gen.VEC[dtype] == 0 and m <= v.capacity()]
-    return (fits or gen.DISPATCH[dtype][-1:])[0]
+def picked(dispatch, dtype, m):
+    """The variant a dispatching function runs for rows of length m."""
+    fits = [v for v in dispatch[dtype][:-1] if m % gen.VEC[dtype] == 0 and m <= v.capacity()]
+    return (fits or dispatch[dtype][-1:])[0]
 
 
+@pytest.mark.parametrize("which", sorted(DISPATCHES))
 @pytest.mark.parametrize("op", OPS)
-def test_every_variant_in_the_msl_harness(op):
+def test_every_variant_in_the_msl_harness(op, which):
     metal_emu = pytest.importorskip("metal_emu")
     if not metal_emu.available():
         pytest.skip(metal_emu.UNAVAILABLE_REASON)
-    mod = tessel.build(example_path(op).read_text(), target="metal")
+    mod = tessel.build(dispatch_text(which, op), target="metal")
     rng = np.random.default_rng(15)
     for dtype in gen.DTYPES:
         rtol, atol = HARNESS_TOL[dtype]
         for n, m in EMU_SHAPES:
-            if picked(dtype, m).threads * picked(dtype, m).shared * 4 > METAL_THREADGROUP_BYTES:
+            v = picked(DISPATCHES[which], dtype, m)
+            if v.threads * v.shared * 4 > METAL_THREADGROUP_BYTES:
                 continue  # test_shared_variant_in_the_msl_harness runs this kernel's code
             got, want = run_in_harness(metal_emu, mod[function_name(op, dtype)], op, dtype, n, m,
                                        rng)
@@ -195,9 +210,9 @@ def test_shared_variant_in_the_msl_harness(op):
     metal_emu = pytest.importorskip("metal_emu")
     if not metal_emu.available():
         pytest.skip(metal_emu.UNAVAILABLE_REASON)
-    small = gen.Variant(64, shared=32)
-    assert any(v.shared == small.shared and v.elems == small.elems
-               for v in gen.DISPATCH["float32"])
+    small = gen.Variant(64, shared=32, staged=True)
+    assert any(v.shared == small.shared and v.elems == small.elems and v.staged
+               for v in gen.PROPOSED["float32"])
     text = (gen.HEADER + "@I.ir_module\nclass Module:\n"
             + gen.function(op, "float32", "f", [small], depth=1))
     fn = tessel.build(text, target="metal")["f"]
@@ -219,10 +234,11 @@ GPU_SHAPES = [(1, 1), (7, 33), (9, 1000), (4099, 1024), (5, 2048), (300, 4096), 
 
 
 @needs_gpu
+@pytest.mark.parametrize("which", sorted(DISPATCHES))
 @pytest.mark.parametrize("dtype", gen.DTYPES)
 @pytest.mark.parametrize("op", OPS)
-def test_matches_torch_on_the_gpu(op, dtype):
-    fn = cuda_module(op)[function_name(op, dtype)]
+def test_matches_torch_on_the_gpu(op, dtype, which):
+    fn = cuda_module(which, op)[function_name(op, dtype)]
     ref = gen.torch_reference(op)
     for n, m in GPU_SHAPES:
         ins, y = gen.make_args(op, n, m, getattr(torch, dtype))
