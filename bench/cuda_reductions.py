@@ -43,8 +43,8 @@ class Variant:
     reads them, so a thread holds twice the elements in the registers of the float32 kernel
     (ignored for float32); shared: row elements each thread keeps in shared memory besides
     (float32 registers only: a row too long for the registers of two blocks per multiprocessor);
-    staged: LayerNorm and RMSNorm compute every output chunk in registers before storing any
-    (`_staged_output`; ignored for softmax)."""
+    staged: LayerNorm and RMSNorm compute every output chunk of a part (registers, shared) in
+    registers before storing any (`_staged_output`; ignored for softmax)."""
 
     threads: int
     rows: int = 1
@@ -294,9 +294,10 @@ def _vector_body(L, op, dtype, v, row, V, fill):
         else:
             out = lambda r, kg: f"{r} * s[0] * {_load(dtype, f'W[{at(kg)} + e]')}"  # noqa
     staged = v.staged and op != "softmax"
+    assert not (staged and KS > K), "the shared part is staged through x"
     for n, kg, ref in parts:
-        if staged and not shared(ref):
-            _staged_output(L, op, dtype, v, row, V, R, out)
+        if staged:
+            _staged_output(L, op, dtype, v, row, V, R, out, n, kg, ref)
             continue
         with L.block(f"for k in T.unroll({n}):"):
             with L.block(f"if {live(kg)}:"):
@@ -332,24 +333,25 @@ def _load_weights(L, op, V, at):
             L(f"b[e] = Bias[{at} + e]")
 
 
-def _staged_output(L, op, dtype, v, row, V, R, out):
-    """The output of the register chunks in two loops: every chunk's output computed into x in
-    place (W and Bias loads, no stores), then every chunk stored. The kernel's pointers are not
-    __restrict__, so nvcc keeps a load of W or Bias after any earlier store to B: one loop that
-    loads, computes and stores waits an L2 round trip per chunk."""
-    T_, K = v.threads, v.elems // V
-    at = f"(k * {T_} + tx) * {V}"
-    live = f"k * {T_} + tx < mv"
-    ref = f"x[k * {V} + e]"
-    with L.block(f"for k in T.unroll({K}):"):
+def _staged_output(L, op, dtype, v, row, V, R, out, n, kg, ref):
+    """The output of one part of the row (n chunks, chunk kg of the row, element ref) in two loops:
+    every chunk's output computed into x (in place for the register part; the shared part after
+    the register part is stored), reading W and Bias but storing nothing, then every chunk stored.
+    The kernel's pointers are not __restrict__, so nvcc keeps a load of W or Bias after any earlier
+    store to B: one loop that loads, computes and stores waits an L2 round trip per chunk."""
+    T_ = v.threads
+    at = f"({kg} * {T_} + tx) * {V}"
+    live = f"{kg} * {T_} + tx < mv"
+    held = f"x[k * {V} + e]"
+    with L.block(f"for k in T.unroll({n}):"):
         with L.block(f"if {live}:"):
             if R == "float32":
                 with L.block(f"for e in T.vectorized({V}):"):
-                    L(f"{ref} = {out(ref, 'k')}")
+                    L(f"{held} = {out(ref, kg)}")
             else:
                 _load_weights(L, op, V, at)
                 with L.block(f"for e in T.unroll({V}):"):
-                    L(f"o[e] = {_store(dtype, out(ref, 'k'))}")
+                    L(f"o[e] = {_store(dtype, out(ref, kg))}")
                 if R == "uint32":  # two bfloat16 a word, the lower column in the low half
                     with L.block(f"for e in T.unroll({V // 2}):"):
                         L(f'x[k * {V // 2} + e] = T.Cast("uint32", T.reinterpret("uint16", '
@@ -357,10 +359,10 @@ def _staged_output(L, op, dtype, v, row, V, R, out):
                           f"<< T.uint32(16)")
                 else:
                     with L.block(f"for e in T.unroll({V}):"):
-                        L(f"{ref} = o[e]")
-    with L.block(f"for k in T.unroll({K}):"):
+                        L(f"{held} = o[e]")
+    with L.block(f"for k in T.unroll({n}):"):
         with L.block(f"if {live}:"):
-            lanes, dst, r = _chunk(R, V, T_, row, "k", "B", ref)
+            lanes, dst, r = _chunk(R, V, T_, row, kg, "B", held)
             with L.block(f"for e in T.vectorized({lanes}):"):
                 L(f"{dst} = {r if R == 'uint32' else _store(dtype, r)}")
 
