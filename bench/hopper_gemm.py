@@ -78,8 +78,9 @@ def run_triton(a, w, c):
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="4096^3 and 8192^3 only")
+    parser.add_argument("--fused-only", action="store_true", help="only the bias + ReLU epilogue")
     args = parser.parse_args()
-    shapes = SHAPES[:2] if args.quick else SHAPES
+    shapes = [] if args.fused_only else SHAPES[:2] if args.quick else SHAPES
     print("| dtype | M x N x K | tessel TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | tessel / cuBLAS "
           "| spread between rounds |")
     print("|---|---|---|---|---|---|---|")
@@ -92,7 +93,9 @@ def main() -> int:
             c = torch.empty(m, n, device="cuda", dtype=t)
             ct = torch.empty(m, n, device="cuda", dtype=t)
             f(a, w, c)
-            ref = torch.matmul(a, w.T)
+            # Against float32 arithmetic: cuBLAS's own bf16 result at odd K was off by 0.53 (it
+            # may reduce in 16 bits).
+            ref = (a.float() @ w.float().T).to(t)
             torch.testing.assert_close(c.float(), ref.float(), rtol=2e-2, atol=2e-1)
             run_triton(a, w, ct)
             torch.testing.assert_close(ct.float(), ref.float(), rtol=2e-2, atol=2e-1)

@@ -8,18 +8,26 @@
 # statistics are reduced (accumulation in float32): warp shuffles (T.shfl_xor), then, with more than
 # one warp per row, one value per warp through shared memory. Statistics that need two passes (max
 # then exp-sum; mean then variance) take them over the held row, and the output is written from it:
-# the tensor's bytes move once each way.
+# the tensor's bytes move once each way. float16/bfloat16 rows stay packed in registers (bfloat16 as
+# uint32 pairs), converted to float32 by each pass, so a thread holds twice the elements of a
+# float32 kernel in the same registers.
 # The host part of each function picks the kernel at launch from the symbolic row length m:
-# (vec = 4 for float32, 8 for 16-bit; if m % vec == 0)
+# float32 (if m % 4 == 0):
 #   m <= 1024:  a warp a row, 4 rows a block; 32 float32 in registers a thread
 #   m <= 4096:  128 threads a row; 32 float32 in registers a thread
 #   m <= 8192:  256 threads a row; 32 float32 in registers a thread
 #   m <= 32768: 1024 threads a row; 32 float32 in registers a thread
 #   otherwise:  256 threads a row, scalar, rereading the row
+# float16 and bfloat16 (if m % 8 == 0):
+#   m <= 1024:  a warp a row, 4 rows a block; 32 packed 16-bit in registers a thread
+#   m <= 4096:  128 threads a row; 32 packed 16-bit in registers a thread
+#   m <= 8192:  256 threads a row; 32 packed 16-bit in registers a thread
+#   m <= 32768: 512 threads a row; 64 packed 16-bit in registers a thread
+#   otherwise:  256 threads a row, scalar, rereading the row
 # Rows are addressed through flat views with the row stride written as mv * vec (mv = m // vec),
 # so the code generator can prove the 16-byte alignment of each vector access.
-# A dispatch over more kernels (packed 16-bit rows, ...), predicted faster for 16-bit rows
-# but not yet timed: `--emit softmax --proposed`.
+# Another dispatch (staged output, float32 rows half in shared memory), slower on the H200:
+# `--emit softmax --proposed`.
 from __future__ import annotations
 
 from tessel.script import ir as I
@@ -243,34 +251,37 @@ class Module:
             for bx in T.thread_binding((n + 3) // 4, thread="blockIdx.x"):
                 for ty in T.thread_binding(4, thread="threadIdx.y"):
                     for tx in T.thread_binding(32, thread="threadIdx.x"):
-                        x_data = T.allocate([32], "float32", "local")
-                        x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                        x_data = T.allocate([32], "float16", "local")
+                        x = T.decl_buffer((32,), "float16", data=x_data, scope="local")
+                        o_data = T.allocate([8], "float16", "local")
+                        o = T.decl_buffer((8,), "float16", data=o_data, scope="local")
                         s_data = T.allocate([2], "float32", "local")
                         s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
                         if bx * 4 + ty < n:
                             for k in T.unroll(4):
                                 if k * 32 + tx < mv:
                                     for e in T.vectorized(8):
-                                        x[k * 8 + e] = T.Cast("float32", Af[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e])
+                                        x[k * 8 + e] = Af[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e]
                                 else:
                                     for e in T.vectorized(8):
-                                        x[k * 8 + e] = T.float32("-inf")
+                                        x[k * 8 + e] = T.Cast("float16", T.float32("-inf"))
                             s[0] = T.float32("-inf")
                             for i in T.unroll(32):
-                                s[0] = T.max(s[0], x[i])
+                                s[0] = T.max(s[0], T.Cast("float32", x[i]))
                             for j in T.unroll(5):
                                 s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
                             s[1] = T.float32(0)
                             for i in T.unroll(32):
-                                x[i] = T.exp(x[i] - s[0])
-                                s[1] = s[1] + x[i]
+                                s[1] = s[1] + T.exp2(T.Cast("float32", x[i]) * T.float32(1.4426950408889634) - s[0] * T.float32(1.4426950408889634))
                             for j in T.unroll(5):
                                 s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
                             s[1] = T.float32(1) / s[1]
                             for k in T.unroll(4):
                                 if k * 32 + tx < mv:
+                                    for e in T.unroll(8):
+                                        o[e] = T.Cast("float16", T.exp2((T.Cast("float32", x[k * 8 + e]) - s[0]) * T.float32(1.4426950408889634)) * s[1])
                                     for e in T.vectorized(8):
-                                        Bf[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e] = T.Cast("float16", x[k * 8 + e] * s[1])
+                                        Bf[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e] = o[e]
         elif m % 8 == 0 and m <= 4096:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([4], "float32", "shared")
@@ -278,20 +289,22 @@ class Module:
                 red1_data = T.allocate([4], "float32", "shared")
                 red1 = T.decl_buffer((4,), "float32", data=red1_data, scope="shared")
                 for tx in T.thread_binding(128, thread="threadIdx.x"):
-                    x_data = T.allocate([32], "float32", "local")
-                    x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                    x_data = T.allocate([32], "float16", "local")
+                    x = T.decl_buffer((32,), "float16", data=x_data, scope="local")
+                    o_data = T.allocate([8], "float16", "local")
+                    o = T.decl_buffer((8,), "float16", data=o_data, scope="local")
                     s_data = T.allocate([2], "float32", "local")
                     s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
                     for k in T.unroll(4):
                         if k * 128 + tx < mv:
                             for e in T.vectorized(8):
-                                x[k * 8 + e] = T.Cast("float32", Af[(bx) * mv * 8 + (k * 128 + tx) * 8 + e])
+                                x[k * 8 + e] = Af[(bx) * mv * 8 + (k * 128 + tx) * 8 + e]
                         else:
                             for e in T.vectorized(8):
-                                x[k * 8 + e] = T.float32("-inf")
+                                x[k * 8 + e] = T.Cast("float16", T.float32("-inf"))
                     s[0] = T.float32("-inf")
                     for i in T.unroll(32):
-                        s[0] = T.max(s[0], x[i])
+                        s[0] = T.max(s[0], T.Cast("float32", x[i]))
                     for j in T.unroll(5):
                         s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
                     if tx % 32 == 0:
@@ -301,8 +314,7 @@ class Module:
                         s[0] = T.max(s[0], red0[w + 1])
                     s[1] = T.float32(0)
                     for i in T.unroll(32):
-                        x[i] = T.exp(x[i] - s[0])
-                        s[1] = s[1] + x[i]
+                        s[1] = s[1] + T.exp2(T.Cast("float32", x[i]) * T.float32(1.4426950408889634) - s[0] * T.float32(1.4426950408889634))
                     for j in T.unroll(5):
                         s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
                     if tx % 32 == 0:
@@ -313,8 +325,10 @@ class Module:
                     s[1] = T.float32(1) / s[1]
                     for k in T.unroll(4):
                         if k * 128 + tx < mv:
+                            for e in T.unroll(8):
+                                o[e] = T.Cast("float16", T.exp2((T.Cast("float32", x[k * 8 + e]) - s[0]) * T.float32(1.4426950408889634)) * s[1])
                             for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 128 + tx) * 8 + e] = T.Cast("float16", x[k * 8 + e] * s[1])
+                                Bf[(bx) * mv * 8 + (k * 128 + tx) * 8 + e] = o[e]
         elif m % 8 == 0 and m <= 8192:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([8], "float32", "shared")
@@ -322,20 +336,22 @@ class Module:
                 red1_data = T.allocate([8], "float32", "shared")
                 red1 = T.decl_buffer((8,), "float32", data=red1_data, scope="shared")
                 for tx in T.thread_binding(256, thread="threadIdx.x"):
-                    x_data = T.allocate([32], "float32", "local")
-                    x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                    x_data = T.allocate([32], "float16", "local")
+                    x = T.decl_buffer((32,), "float16", data=x_data, scope="local")
+                    o_data = T.allocate([8], "float16", "local")
+                    o = T.decl_buffer((8,), "float16", data=o_data, scope="local")
                     s_data = T.allocate([2], "float32", "local")
                     s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
                     for k in T.unroll(4):
                         if k * 256 + tx < mv:
                             for e in T.vectorized(8):
-                                x[k * 8 + e] = T.Cast("float32", Af[(bx) * mv * 8 + (k * 256 + tx) * 8 + e])
+                                x[k * 8 + e] = Af[(bx) * mv * 8 + (k * 256 + tx) * 8 + e]
                         else:
                             for e in T.vectorized(8):
-                                x[k * 8 + e] = T.float32("-inf")
+                                x[k * 8 + e] = T.Cast("float16", T.float32("-inf"))
                     s[0] = T.float32("-inf")
                     for i in T.unroll(32):
-                        s[0] = T.max(s[0], x[i])
+                        s[0] = T.max(s[0], T.Cast("float32", x[i]))
                     for j in T.unroll(5):
                         s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
                     if tx % 32 == 0:
@@ -345,8 +361,7 @@ class Module:
                         s[0] = T.max(s[0], red0[w + 1])
                     s[1] = T.float32(0)
                     for i in T.unroll(32):
-                        x[i] = T.exp(x[i] - s[0])
-                        s[1] = s[1] + x[i]
+                        s[1] = s[1] + T.exp2(T.Cast("float32", x[i]) * T.float32(1.4426950408889634) - s[0] * T.float32(1.4426950408889634))
                     for j in T.unroll(5):
                         s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
                     if tx % 32 == 0:
@@ -357,52 +372,57 @@ class Module:
                     s[1] = T.float32(1) / s[1]
                     for k in T.unroll(4):
                         if k * 256 + tx < mv:
+                            for e in T.unroll(8):
+                                o[e] = T.Cast("float16", T.exp2((T.Cast("float32", x[k * 8 + e]) - s[0]) * T.float32(1.4426950408889634)) * s[1])
                             for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 256 + tx) * 8 + e] = T.Cast("float16", x[k * 8 + e] * s[1])
+                                Bf[(bx) * mv * 8 + (k * 256 + tx) * 8 + e] = o[e]
         elif m % 8 == 0 and m <= 32768:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
-                red0_data = T.allocate([32], "float32", "shared")
-                red0 = T.decl_buffer((32,), "float32", data=red0_data, scope="shared")
-                red1_data = T.allocate([32], "float32", "shared")
-                red1 = T.decl_buffer((32,), "float32", data=red1_data, scope="shared")
-                for tx in T.thread_binding(1024, thread="threadIdx.x"):
-                    x_data = T.allocate([32], "float32", "local")
-                    x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                red0_data = T.allocate([16], "float32", "shared")
+                red0 = T.decl_buffer((16,), "float32", data=red0_data, scope="shared")
+                red1_data = T.allocate([16], "float32", "shared")
+                red1 = T.decl_buffer((16,), "float32", data=red1_data, scope="shared")
+                for tx in T.thread_binding(512, thread="threadIdx.x"):
+                    x_data = T.allocate([64], "float16", "local")
+                    x = T.decl_buffer((64,), "float16", data=x_data, scope="local")
+                    o_data = T.allocate([8], "float16", "local")
+                    o = T.decl_buffer((8,), "float16", data=o_data, scope="local")
                     s_data = T.allocate([2], "float32", "local")
                     s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
-                    for k in T.unroll(4):
-                        if k * 1024 + tx < mv:
+                    for k in T.unroll(8):
+                        if k * 512 + tx < mv:
                             for e in T.vectorized(8):
-                                x[k * 8 + e] = T.Cast("float32", Af[(bx) * mv * 8 + (k * 1024 + tx) * 8 + e])
+                                x[k * 8 + e] = Af[(bx) * mv * 8 + (k * 512 + tx) * 8 + e]
                         else:
                             for e in T.vectorized(8):
-                                x[k * 8 + e] = T.float32("-inf")
+                                x[k * 8 + e] = T.Cast("float16", T.float32("-inf"))
                     s[0] = T.float32("-inf")
-                    for i in T.unroll(32):
-                        s[0] = T.max(s[0], x[i])
+                    for i in T.unroll(64):
+                        s[0] = T.max(s[0], T.Cast("float32", x[i]))
                     for j in T.unroll(5):
                         s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
                     if tx % 32 == 0:
                         red0[tx // 32] = s[0]
                     s[0] = red0[0]
-                    for w in T.unroll(31):
+                    for w in T.unroll(15):
                         s[0] = T.max(s[0], red0[w + 1])
                     s[1] = T.float32(0)
-                    for i in T.unroll(32):
-                        x[i] = T.exp(x[i] - s[0])
-                        s[1] = s[1] + x[i]
+                    for i in T.unroll(64):
+                        s[1] = s[1] + T.exp2(T.Cast("float32", x[i]) * T.float32(1.4426950408889634) - s[0] * T.float32(1.4426950408889634))
                     for j in T.unroll(5):
                         s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
                     if tx % 32 == 0:
                         red1[tx // 32] = s[1]
                     s[1] = red1[0]
-                    for w in T.unroll(31):
+                    for w in T.unroll(15):
                         s[1] = s[1] + red1[w + 1]
                     s[1] = T.float32(1) / s[1]
-                    for k in T.unroll(4):
-                        if k * 1024 + tx < mv:
+                    for k in T.unroll(8):
+                        if k * 512 + tx < mv:
+                            for e in T.unroll(8):
+                                o[e] = T.Cast("float16", T.exp2((T.Cast("float32", x[k * 8 + e]) - s[0]) * T.float32(1.4426950408889634)) * s[1])
                             for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 1024 + tx) * 8 + e] = T.Cast("float16", x[k * 8 + e] * s[1])
+                                Bf[(bx) * mv * 8 + (k * 512 + tx) * 8 + e] = o[e]
         else:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([8], "float32", "shared")
@@ -445,38 +465,42 @@ class Module:
         mv = m // 8
         Af = T.decl_buffer((n * m,), "bfloat16", data=A.data)
         Bf = T.decl_buffer((n * m,), "bfloat16", data=B.data)
+        Aw = T.decl_buffer((n * m // 2,), "uint32", data=A.data)
         if m % 8 == 0 and m <= 1024:
             for bx in T.thread_binding((n + 3) // 4, thread="blockIdx.x"):
                 for ty in T.thread_binding(4, thread="threadIdx.y"):
                     for tx in T.thread_binding(32, thread="threadIdx.x"):
-                        x_data = T.allocate([32], "float32", "local")
-                        x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                        x_data = T.allocate([16], "uint32", "local")
+                        x = T.decl_buffer((16,), "uint32", data=x_data, scope="local")
+                        o_data = T.allocate([8], "bfloat16", "local")
+                        o = T.decl_buffer((8,), "bfloat16", data=o_data, scope="local")
                         s_data = T.allocate([2], "float32", "local")
                         s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
                         if bx * 4 + ty < n:
                             for k in T.unroll(4):
                                 if k * 32 + tx < mv:
-                                    for e in T.vectorized(8):
-                                        x[k * 8 + e] = T.Cast("float32", Af[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e])
+                                    for e in T.vectorized(4):
+                                        x[k * 4 + e] = Aw[(bx * 4 + ty) * mv * 4 + (k * 32 + tx) * 4 + e]
                                 else:
-                                    for e in T.vectorized(8):
-                                        x[k * 8 + e] = T.float32("-inf")
+                                    for e in T.vectorized(4):
+                                        x[k * 4 + e] = T.uint32(4286644096)
                             s[0] = T.float32("-inf")
                             for i in T.unroll(32):
-                                s[0] = T.max(s[0], x[i])
+                                s[0] = T.max(s[0], T.reinterpret("float32", x[(i) // 2] << T.Cast("uint32", 16 - (i) % 2 * 16) & T.uint32(4294901760)))
                             for j in T.unroll(5):
                                 s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
                             s[1] = T.float32(0)
                             for i in T.unroll(32):
-                                x[i] = T.exp(x[i] - s[0])
-                                s[1] = s[1] + x[i]
+                                s[1] = s[1] + T.exp2(T.reinterpret("float32", x[(i) // 2] << T.Cast("uint32", 16 - (i) % 2 * 16) & T.uint32(4294901760)) * T.float32(1.4426950408889634) - s[0] * T.float32(1.4426950408889634))
                             for j in T.unroll(5):
                                 s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
                             s[1] = T.float32(1) / s[1]
                             for k in T.unroll(4):
                                 if k * 32 + tx < mv:
+                                    for e in T.unroll(8):
+                                        o[e] = T.Cast("bfloat16", T.exp2((T.reinterpret("float32", x[(k * 8 + e) // 2] << T.Cast("uint32", 16 - (k * 8 + e) % 2 * 16) & T.uint32(4294901760)) - s[0]) * T.float32(1.4426950408889634)) * s[1])
                                     for e in T.vectorized(8):
-                                        Bf[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e] = T.Cast("bfloat16", x[k * 8 + e] * s[1])
+                                        Bf[(bx * 4 + ty) * mv * 8 + (k * 32 + tx) * 8 + e] = o[e]
         elif m % 8 == 0 and m <= 4096:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([4], "float32", "shared")
@@ -484,20 +508,22 @@ class Module:
                 red1_data = T.allocate([4], "float32", "shared")
                 red1 = T.decl_buffer((4,), "float32", data=red1_data, scope="shared")
                 for tx in T.thread_binding(128, thread="threadIdx.x"):
-                    x_data = T.allocate([32], "float32", "local")
-                    x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                    x_data = T.allocate([16], "uint32", "local")
+                    x = T.decl_buffer((16,), "uint32", data=x_data, scope="local")
+                    o_data = T.allocate([8], "bfloat16", "local")
+                    o = T.decl_buffer((8,), "bfloat16", data=o_data, scope="local")
                     s_data = T.allocate([2], "float32", "local")
                     s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
                     for k in T.unroll(4):
                         if k * 128 + tx < mv:
-                            for e in T.vectorized(8):
-                                x[k * 8 + e] = T.Cast("float32", Af[(bx) * mv * 8 + (k * 128 + tx) * 8 + e])
+                            for e in T.vectorized(4):
+                                x[k * 4 + e] = Aw[(bx) * mv * 4 + (k * 128 + tx) * 4 + e]
                         else:
-                            for e in T.vectorized(8):
-                                x[k * 8 + e] = T.float32("-inf")
+                            for e in T.vectorized(4):
+                                x[k * 4 + e] = T.uint32(4286644096)
                     s[0] = T.float32("-inf")
                     for i in T.unroll(32):
-                        s[0] = T.max(s[0], x[i])
+                        s[0] = T.max(s[0], T.reinterpret("float32", x[(i) // 2] << T.Cast("uint32", 16 - (i) % 2 * 16) & T.uint32(4294901760)))
                     for j in T.unroll(5):
                         s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
                     if tx % 32 == 0:
@@ -507,8 +533,7 @@ class Module:
                         s[0] = T.max(s[0], red0[w + 1])
                     s[1] = T.float32(0)
                     for i in T.unroll(32):
-                        x[i] = T.exp(x[i] - s[0])
-                        s[1] = s[1] + x[i]
+                        s[1] = s[1] + T.exp2(T.reinterpret("float32", x[(i) // 2] << T.Cast("uint32", 16 - (i) % 2 * 16) & T.uint32(4294901760)) * T.float32(1.4426950408889634) - s[0] * T.float32(1.4426950408889634))
                     for j in T.unroll(5):
                         s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
                     if tx % 32 == 0:
@@ -519,8 +544,10 @@ class Module:
                     s[1] = T.float32(1) / s[1]
                     for k in T.unroll(4):
                         if k * 128 + tx < mv:
+                            for e in T.unroll(8):
+                                o[e] = T.Cast("bfloat16", T.exp2((T.reinterpret("float32", x[(k * 8 + e) // 2] << T.Cast("uint32", 16 - (k * 8 + e) % 2 * 16) & T.uint32(4294901760)) - s[0]) * T.float32(1.4426950408889634)) * s[1])
                             for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 128 + tx) * 8 + e] = T.Cast("bfloat16", x[k * 8 + e] * s[1])
+                                Bf[(bx) * mv * 8 + (k * 128 + tx) * 8 + e] = o[e]
         elif m % 8 == 0 and m <= 8192:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([8], "float32", "shared")
@@ -528,20 +555,22 @@ class Module:
                 red1_data = T.allocate([8], "float32", "shared")
                 red1 = T.decl_buffer((8,), "float32", data=red1_data, scope="shared")
                 for tx in T.thread_binding(256, thread="threadIdx.x"):
-                    x_data = T.allocate([32], "float32", "local")
-                    x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                    x_data = T.allocate([16], "uint32", "local")
+                    x = T.decl_buffer((16,), "uint32", data=x_data, scope="local")
+                    o_data = T.allocate([8], "bfloat16", "local")
+                    o = T.decl_buffer((8,), "bfloat16", data=o_data, scope="local")
                     s_data = T.allocate([2], "float32", "local")
                     s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
                     for k in T.unroll(4):
                         if k * 256 + tx < mv:
-                            for e in T.vectorized(8):
-                                x[k * 8 + e] = T.Cast("float32", Af[(bx) * mv * 8 + (k * 256 + tx) * 8 + e])
+                            for e in T.vectorized(4):
+                                x[k * 4 + e] = Aw[(bx) * mv * 4 + (k * 256 + tx) * 4 + e]
                         else:
-                            for e in T.vectorized(8):
-                                x[k * 8 + e] = T.float32("-inf")
+                            for e in T.vectorized(4):
+                                x[k * 4 + e] = T.uint32(4286644096)
                     s[0] = T.float32("-inf")
                     for i in T.unroll(32):
-                        s[0] = T.max(s[0], x[i])
+                        s[0] = T.max(s[0], T.reinterpret("float32", x[(i) // 2] << T.Cast("uint32", 16 - (i) % 2 * 16) & T.uint32(4294901760)))
                     for j in T.unroll(5):
                         s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
                     if tx % 32 == 0:
@@ -551,8 +580,7 @@ class Module:
                         s[0] = T.max(s[0], red0[w + 1])
                     s[1] = T.float32(0)
                     for i in T.unroll(32):
-                        x[i] = T.exp(x[i] - s[0])
-                        s[1] = s[1] + x[i]
+                        s[1] = s[1] + T.exp2(T.reinterpret("float32", x[(i) // 2] << T.Cast("uint32", 16 - (i) % 2 * 16) & T.uint32(4294901760)) * T.float32(1.4426950408889634) - s[0] * T.float32(1.4426950408889634))
                     for j in T.unroll(5):
                         s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
                     if tx % 32 == 0:
@@ -563,52 +591,57 @@ class Module:
                     s[1] = T.float32(1) / s[1]
                     for k in T.unroll(4):
                         if k * 256 + tx < mv:
+                            for e in T.unroll(8):
+                                o[e] = T.Cast("bfloat16", T.exp2((T.reinterpret("float32", x[(k * 8 + e) // 2] << T.Cast("uint32", 16 - (k * 8 + e) % 2 * 16) & T.uint32(4294901760)) - s[0]) * T.float32(1.4426950408889634)) * s[1])
                             for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 256 + tx) * 8 + e] = T.Cast("bfloat16", x[k * 8 + e] * s[1])
+                                Bf[(bx) * mv * 8 + (k * 256 + tx) * 8 + e] = o[e]
         elif m % 8 == 0 and m <= 32768:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
-                red0_data = T.allocate([32], "float32", "shared")
-                red0 = T.decl_buffer((32,), "float32", data=red0_data, scope="shared")
-                red1_data = T.allocate([32], "float32", "shared")
-                red1 = T.decl_buffer((32,), "float32", data=red1_data, scope="shared")
-                for tx in T.thread_binding(1024, thread="threadIdx.x"):
-                    x_data = T.allocate([32], "float32", "local")
-                    x = T.decl_buffer((32,), "float32", data=x_data, scope="local")
+                red0_data = T.allocate([16], "float32", "shared")
+                red0 = T.decl_buffer((16,), "float32", data=red0_data, scope="shared")
+                red1_data = T.allocate([16], "float32", "shared")
+                red1 = T.decl_buffer((16,), "float32", data=red1_data, scope="shared")
+                for tx in T.thread_binding(512, thread="threadIdx.x"):
+                    x_data = T.allocate([32], "uint32", "local")
+                    x = T.decl_buffer((32,), "uint32", data=x_data, scope="local")
+                    o_data = T.allocate([8], "bfloat16", "local")
+                    o = T.decl_buffer((8,), "bfloat16", data=o_data, scope="local")
                     s_data = T.allocate([2], "float32", "local")
                     s = T.decl_buffer((2,), "float32", data=s_data, scope="local")
-                    for k in T.unroll(4):
-                        if k * 1024 + tx < mv:
-                            for e in T.vectorized(8):
-                                x[k * 8 + e] = T.Cast("float32", Af[(bx) * mv * 8 + (k * 1024 + tx) * 8 + e])
+                    for k in T.unroll(8):
+                        if k * 512 + tx < mv:
+                            for e in T.vectorized(4):
+                                x[k * 4 + e] = Aw[(bx) * mv * 4 + (k * 512 + tx) * 4 + e]
                         else:
-                            for e in T.vectorized(8):
-                                x[k * 8 + e] = T.float32("-inf")
+                            for e in T.vectorized(4):
+                                x[k * 4 + e] = T.uint32(4286644096)
                     s[0] = T.float32("-inf")
-                    for i in T.unroll(32):
-                        s[0] = T.max(s[0], x[i])
+                    for i in T.unroll(64):
+                        s[0] = T.max(s[0], T.reinterpret("float32", x[(i) // 2] << T.Cast("uint32", 16 - (i) % 2 * 16) & T.uint32(4294901760)))
                     for j in T.unroll(5):
                         s[0] = T.max(s[0], T.shfl_xor(s[0], 16 >> j, 32))
                     if tx % 32 == 0:
                         red0[tx // 32] = s[0]
                     s[0] = red0[0]
-                    for w in T.unroll(31):
+                    for w in T.unroll(15):
                         s[0] = T.max(s[0], red0[w + 1])
                     s[1] = T.float32(0)
-                    for i in T.unroll(32):
-                        x[i] = T.exp(x[i] - s[0])
-                        s[1] = s[1] + x[i]
+                    for i in T.unroll(64):
+                        s[1] = s[1] + T.exp2(T.reinterpret("float32", x[(i) // 2] << T.Cast("uint32", 16 - (i) % 2 * 16) & T.uint32(4294901760)) * T.float32(1.4426950408889634) - s[0] * T.float32(1.4426950408889634))
                     for j in T.unroll(5):
                         s[1] = s[1] + T.shfl_xor(s[1], 16 >> j, 32)
                     if tx % 32 == 0:
                         red1[tx // 32] = s[1]
                     s[1] = red1[0]
-                    for w in T.unroll(31):
+                    for w in T.unroll(15):
                         s[1] = s[1] + red1[w + 1]
                     s[1] = T.float32(1) / s[1]
-                    for k in T.unroll(4):
-                        if k * 1024 + tx < mv:
+                    for k in T.unroll(8):
+                        if k * 512 + tx < mv:
+                            for e in T.unroll(8):
+                                o[e] = T.Cast("bfloat16", T.exp2((T.reinterpret("float32", x[(k * 8 + e) // 2] << T.Cast("uint32", 16 - (k * 8 + e) % 2 * 16) & T.uint32(4294901760)) - s[0]) * T.float32(1.4426950408889634)) * s[1])
                             for e in T.vectorized(8):
-                                Bf[(bx) * mv * 8 + (k * 1024 + tx) * 8 + e] = T.Cast("bfloat16", x[k * 8 + e] * s[1])
+                                Bf[(bx) * mv * 8 + (k * 512 + tx) * 8 + e] = o[e]
         else:
             for bx in T.thread_binding(n, thread="blockIdx.x"):
                 red0_data = T.allocate([8], "float32", "shared")
