@@ -12,6 +12,7 @@
 // Parameter buffers may be transformed as TVM allows: the function's signature changes (the
 // caller passes the new layout). Only without padding: the elements of a parameter's padding
 // belong to the caller.
+#include <tessel/arith/int_eval.h>
 #include <tessel/arith/iter_map.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/parser.h>
@@ -33,50 +34,6 @@ using namespace ir;  // NOLINT(build/namespaces)
 namespace {
 
 constexpr int64_t kMaxEnumerated = int64_t{1} << 22;
-
-// f's value at one point, for the integer operations an index map is made of; nullopt for
-// anything else (or a division by zero).
-std::optional<int64_t> Eval(const PrimExpr& e,
-                            const std::unordered_map<const VarNode*, int64_t>& env) {
-  if (auto c = AsConstInt(e)) return c;
-  if (const auto* v = e.as<VarNode>()) {
-    auto it = env.find(v);
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  }
-  auto both = [&](const PrimExpr& a,
-                  const PrimExpr& b) -> std::optional<std::pair<int64_t, int64_t>> {
-    auto x = Eval(a, env), y = Eval(b, env);
-    if (!x || !y) return std::nullopt;
-    return std::make_pair(*x, *y);
-  };
-  if (const auto* n = e.as<AddNode>()) {
-    if (auto p = both(n->a, n->b)) return p->first + p->second;
-  } else if (const auto* n = e.as<SubNode>()) {
-    if (auto p = both(n->a, n->b)) return p->first - p->second;
-  } else if (const auto* n = e.as<MulNode>()) {
-    if (auto p = both(n->a, n->b)) return p->first * p->second;
-  } else if (const auto* n = e.as<FloorDivNode>()) {
-    auto p = both(n->a, n->b);
-    if (p && p->second != 0) {
-      int64_t q = p->first / p->second;
-      if ((p->first % p->second != 0) && ((p->first < 0) != (p->second < 0))) --q;
-      return q;
-    }
-  } else if (const auto* n = e.as<FloorModNode>()) {
-    auto p = both(n->a, n->b);
-    if (p && p->second != 0) {
-      int64_t r = p->first % p->second;
-      if (r != 0 && ((r < 0) != (p->second < 0))) r += p->second;
-      return r;
-    }
-  } else if (const auto* n = e.as<MinNode>()) {
-    if (auto p = both(n->a, n->b)) return std::min(p->first, p->second);
-  } else if (const auto* n = e.as<MaxNode>()) {
-    if (auto p = both(n->a, n->b)) return std::max(p->first, p->second);
-  }
-  return std::nullopt;
-}
 
 std::string Tuple(const Array<PrimExpr>& xs) {
   std::string s = "(";
@@ -349,7 +306,7 @@ void ScheduleNode::TransformLayout(const RV& block, const String& buffer_type, i
         for (size_t k = 0; k < extents.size(); ++k) env[index_vars[k].get()] = at[k];
         int64_t flat = 0;
         for (size_t j = 0; ok && j < new_indices.size(); ++j) {
-          auto v = Eval(new_indices[j], env);
+          auto v = arith::EvalInt(new_indices[j], env);
           int64_t ext = *AsConstInt(shape[j]);
           ok = v && *v >= 0 && *v < ext;
           if (ok) flat = flat * ext + *v;

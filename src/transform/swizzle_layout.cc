@@ -30,6 +30,19 @@ int Log2(int64_t v) {
   return k;
 }
 
+}  // namespace
+
+// f ^ (((f >> (7 - log2 e)) & mask) << (4 - log2 e)) for the element index f.
+PrimExpr SwizzledElement(const PrimExpr& f, int64_t elem_bytes, int64_t swizzle_bytes) {
+  DataType t = f.dtype();
+  int le = Log2(elem_bytes);
+  PrimExpr row = bitwise_and(shift_right(f, MakeConst(t, int64_t{7 - le})),
+                             MakeConst(t, swizzle_bytes / 16 - 1));
+  return bitwise_xor(f, shift_left(row, MakeConst(t, int64_t{4 - le})));
+}
+
+namespace {
+
 class Swizzler : public StmtExprMutator {
  public:
   explicit Swizzler(std::string function) : function_(std::move(function)) {}
@@ -97,13 +110,8 @@ class Swizzler : public StmtExprMutator {
     TVM_FFI_UNREACHABLE();
   }
 
-  // f ^ (((f >> (7 - log2 e)) & mask) << (4 - log2 e)) for the element index f.
   PrimExpr Swizzle(const PrimExpr& f, int64_t elem_bytes, int64_t bytes) {
-    DataType t = f.dtype();
-    int le = Log2(elem_bytes);
-    PrimExpr row =
-        bitwise_and(shift_right(f, MakeConst(t, int64_t{7 - le})), MakeConst(t, bytes / 16 - 1));
-    return bitwise_xor(f, shift_left(row, MakeConst(t, int64_t{4 - le})));
+    return SwizzledElement(f, elem_bytes, bytes);
   }
 
   PrimExpr Index(const Buffer& buf, const Array<PrimExpr>& indices, int64_t bytes) {

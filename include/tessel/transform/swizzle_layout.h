@@ -35,6 +35,10 @@ Pass SwizzleLayoutPass();
 // The swizzle of an allocation (its "tessel.swizzle_bytes"), 0 when it has none.
 int64_t SwizzleBytes(const ir::AllocateNode* alloc);
 
+// The element where the formula above stores flat element `f` (elem_bytes a power of two <= 16,
+// swizzle_bytes 32, 64 or 128).
+ir::PrimExpr SwizzledElement(const ir::PrimExpr& f, int64_t elem_bytes, int64_t swizzle_bytes);
+
 }  // namespace transform
 }  // namespace tessel
 
