@@ -5,6 +5,7 @@
 #include <tessel/ir/functor.h>
 #include <tessel/ir/span.h>
 #include <tessel/support/env.h>
+#include <tessel/transform/lower_tile_ops.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
@@ -171,7 +172,8 @@ String SoftwarePipelinePassName(const target::Target& target) {
 
 std::vector<String> LowerPipeline(const target::Target& target) {
   if (target->kind == "cuda" || target->kind == "metal") {
-    return {"VerifyWellFormed",
+    return {"LowerTileOpsGPU",
+            "VerifyWellFormed",
             "LowerCrossThreadReduction",
             "LowerBlocks",
             "CompactBufferAllocation",
@@ -190,16 +192,19 @@ std::vector<String> LowerPipeline(const target::Target& target) {
   if (target->kind != "c") {
     TVM_FFI_THROW(ValueError) << "target " << target->kind << ": not supported yet";
   }
-  return {"VerifyWellFormed", "LowerBlocks", "CompactBufferAllocation", "FlattenBuffer",
-          "SwizzleLayout",    "Simplify",    "SoftwarePipeline",        "VectorizeLoop",
-          "UnrollLoop",       "LowerIntrinsics", "Simplify"};
+  return {"LowerTileOps",  "VerifyWellFormed", "LowerBlocks",     "CompactBufferAllocation",
+          "FlattenBuffer", "SwizzleLayout",    "Simplify",        "SoftwarePipeline",
+          "VectorizeLoop", "UnrollLoop",       "LowerIntrinsics", "Simplify"};
 }
 
 ir::IRModule Lower(const ir::IRModule& mod, const target::Target& target) {
   std::vector<String> names = LowerPipeline(target);
   if (target->kind == "c") {
-    for (const String& name : mod.FunctionNames()) {
-      std::string where = FindThreadBinding(mod->functions.at(name));
+    // A T.Kernel's block loops are the C target's to lower (LowerTileOps); only other bindings
+    // mean GPU code.
+    ir::IRModule cpu = transform::LowerTileOps(mod, false);
+    for (const String& name : cpu.FunctionNames()) {
+      std::string where = FindThreadBinding(cpu->functions.at(name));
       if (!where.empty()) {
         TVM_FFI_THROW(ValueError) << Symbol(name, mod->functions.at(name))
                                   << ": thread bindings need a GPU target (" << where

@@ -7,6 +7,7 @@
 #include <tessel/transform/lower_cross_thread_reduction.h>
 #include <tessel/transform/lower_intrinsics.h>
 #include <tessel/transform/lower_thread_binding.h>
+#include <tessel/transform/lower_tile_ops.h>
 #include <tessel/transform/pass.h>
 #include <tessel/transform/simplify.h>
 #include <tessel/transform/software_pipeline.h>
@@ -23,6 +24,8 @@ namespace transform {
 
 TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("VerifyWellFormed", VerifyWellFormedPass);
+  RegisterPass("LowerTileOps", LowerTileOpsPass);
+  RegisterPass("LowerTileOpsGPU", LowerTileOpsGPUPass);
   RegisterPass("LowerCrossThreadReduction", LowerCrossThreadReductionPass);
   RegisterPass("LowerBlocks", LowerBlocksPass);
   RegisterPass("CompactBufferAllocation", CompactBufferAllocationPass);

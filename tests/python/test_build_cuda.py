@@ -21,10 +21,10 @@ needs_compiler = pytest.mark.skipif(not have_cuda_compiler(), reason="no NVRTC o
 
 def test_pipeline():
     names = [str(n) for n in get_global_func("tessel.codegen.LowerPipeline")("cuda -arch=sm_90")]
-    assert names[:2] == ["VerifyWellFormed", "LowerCrossThreadReduction"]
-    assert names[2:4] == ["LowerBlocks", "CompactBufferAllocation"]
-    assert names[4:6] == ["FlattenBuffer", "SwizzleLayout"]
-    assert names[7:9] == ["LowerThreadBinding", "InjectSharedBarriers"]
+    assert names[:3] == ["LowerTileOpsGPU", "VerifyWellFormed", "LowerCrossThreadReduction"]
+    assert names[3:5] == ["LowerBlocks", "CompactBufferAllocation"]
+    assert names[5:7] == ["FlattenBuffer", "SwizzleLayout"]
+    assert names[8:10] == ["LowerThreadBinding", "InjectSharedBarriers"]
     assert names[-2:] == ["SplitHostDevice", "Simplify"]
 
 

@@ -76,9 +76,10 @@ Operand Parser::EvalCall(const Node* n) {
   }
   // The comparisons are TVM's printed spelling of a comparison of two constants
   // (`T.EQ(T.int64(5), T.int64(5))`), which Python would otherwise fold.
+  // T.ceildiv(a, b) is TVM's and TileLang's (a + b - 1) // b, built as that floordiv.
   static const char* const kBinary[] = {"truncdiv", "Div", "truncmod", "Mod", "floordiv",
                                         "floormod", "min", "max",      "EQ",  "NE",
-                                        "LT",       "LE",  "GT",       "GE"};
+                                        "LT",       "LE",  "GT",       "GE",  "ceildiv"};
   for (const char* b : kBinary) {
     if (name != b) continue;
     CheckArgs(n, dotted, 2, 2);
@@ -89,6 +90,10 @@ Operand Parser::EvalCall(const Node* n) {
       if (name == "truncdiv" || name == "Div") return Div(x, y);
       if (name == "truncmod" || name == "Mod") return Mod(x, y);
       if (name == "floordiv") return FloorDiv(x, y);
+      if (name == "ceildiv") {
+        if (auto c = AsConstInt(y)) return FloorDiv(Add(x, MakeConst(y.dtype(), *c - 1)), y);
+        return FloorDiv(Sub(Add(x, y), MakeConst(y.dtype(), 1)), y);
+      }
       if (name == "floormod") return FloorMod(x, y);
       if (name == "min") return Min(x, y);
       if (name == "max") return Max(x, y);
@@ -127,6 +132,9 @@ Operand Parser::EvalCall(const Node* n) {
     return Of(Guard(loc, [&] { return Shuffle(vectors, indices); }), loc);
   }
   if (name == "Let") return EvalLet(n);
+  if (name == "copy" || name == "gemm" || name == "fill" || name == "clear") {
+    return EvalTileOp(n, name);
+  }
   if (name == "call_global") {
     CheckArgs(n, dotted, 2, SIZE_MAX, {"annotations"});
     std::string callee = EvalString(n->arg(0), "the function name of T.call_global");

@@ -174,6 +174,25 @@ class Parser : public Syntax {
   BufferRegion EvalRegion(const Node* n);
   Array<BufferRegion> EvalRegions(const Node* call, const std::string& name);
 
+  // ---- tile operations (parser_tile.cc) ----
+  // An operand of T.copy / T.gemm / T.fill: a buffer, a region, or (start_only) a start whose
+  // extents come from the other operand.
+  struct TileOperand {
+    Buffer buffer;
+    Array<PrimExpr> starts, extents;
+    bool start_only = false;
+    Loc loc;
+  };
+  TileOperand EvalTileOperand(const Node* n, const std::string& what);
+  PrimExpr TileRegionOf(const TileOperand& o);
+  // T.copy, T.gemm, T.fill, T.clear (name without "T.").
+  Operand EvalTileOp(const Node* n, const std::string& name);
+  // `name = T.alloc_shared / alloc_fragment / alloc_local(...)`; false for any other fn.
+  bool ParseTileAlloc(Loc first, const std::string& name, const Node* value, const std::string& fn,
+                      std::vector<Item>* items);
+  // `with T.Kernel(...) as ...:` after the call was read.
+  void ParseTileKernel(Loc loc, const Node* call, std::vector<Item>* items);
+
   // ---- statements (parser_stmt.cc) ----
   // Reads INDENT, statements, DEDENT; returns the statements folded into one.
   Stmt ParseSuite(SuiteContext ctx);

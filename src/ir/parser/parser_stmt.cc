@@ -114,10 +114,11 @@ Stmt Parser::ParseFor() {
     Unify(&mn, &end, call->loc, name);
     return std::make_pair(mn.expr, Extent(mn.expr, end.expr, call->loc));
   };
-  if (fn == "T.grid") {
+  if (fn == "T.grid" || fn == "T.Parallel") {
     CheckArgs(iter.get(), fn, 1, SIZE_MAX);
+    if (fn == "T.Parallel") annotations.Set("tessel.tile_parallel", true);
     if (iter->num_pos != targets.size()) {
-      Fail(iter->loc, "T.grid has " + std::to_string(iter->num_pos) + " extents for " +
+      Fail(iter->loc, fn + " has " + std::to_string(iter->num_pos) + " extents for " +
                           std::to_string(targets.size()) + " loop variables");
     }
     for (size_t i = 0; i < targets.size(); ++i) {
@@ -129,11 +130,13 @@ Stmt Parser::ParseFor() {
           LoopSpec{Var(targets[i].text, extent.dtype()), MakeConst(extent.dtype(), 0), extent});
     }
   } else {
-    if (targets.size() != 1) Fail(targets[1].loc, "only T.grid binds several loop variables");
+    if (targets.size() != 1)
+      Fail(targets[1].loc, "only T.grid and T.Parallel bind several loop variables");
     static const std::pair<const char*, ForKind> kKinds[] = {
         {"range", ForKind::kSerial},        {"T.serial", ForKind::kSerial},
         {"T.parallel", ForKind::kParallel}, {"T.vectorized", ForKind::kVectorized},
-        {"T.unroll", ForKind::kUnrolled},   {"T.thread_binding", ForKind::kThreadBinding}};
+        {"T.unroll", ForKind::kUnrolled},   {"T.thread_binding", ForKind::kThreadBinding},
+        {"T.Pipelined", ForKind::kSerial}};
     bool found = false;
     for (const auto& k : kKinds) {
       if (fn == k.first) {
@@ -150,6 +153,13 @@ Stmt Parser::ParseFor() {
       if (!th) Fail(iter->loc, "T.thread_binding needs thread=\"threadIdx.x\" or similar");
       thread_tag = EvalString(th, "the thread tag");
       if (thread_tag.empty()) Fail(th->loc, "the thread tag is empty");
+    } else if (fn == "T.Pipelined") {
+      CheckArgs(iter.get(), fn, 1, 2, {"num_stages"});
+      if (const Node* s = iter->keyword("num_stages")) {
+        int64_t stages = EvalConstInt(s, "num_stages");
+        if (stages < 1) Fail(s->loc, "num_stages = " + std::to_string(stages) + " (at least 1)");
+        annotations.Set("tessel.pipeline_stages", stages);
+      }
     } else {
       CheckArgs(iter.get(), fn, 1, 2, {"annotations"});
     }
@@ -222,6 +232,10 @@ Stmt Parser::ParseIf() {
 void Parser::ParseWith(SuiteContext ctx, std::vector<Item>* items) {
   Loc loc = Next().loc;
   NodePtr call = ParseExpr();
+  if (call->kind == NodeKind::kCall && DottedName(call->callee()) == "T.Kernel") {
+    ParseTileKernel(loc, call.get(), items);
+    return;
+  }
   if (IsKeyword("as")) Fail(Peek().loc, "'with ... as' is not supported");
   Expect(":", "after the with-statement");
   ExpectNewline("after ':'");
@@ -254,7 +268,8 @@ void Parser::ParseWith(SuiteContext ctx, std::vector<Item>* items) {
         Item{At(loc, Guard(loc, [&] { return AttrStmt(node, key, value, body); })), nullptr});
     return;
   }
-  Fail(call->loc, "unsupported with-statement; expected T.block (T.sblock), T.init or T.attr");
+  Fail(call->loc,
+       "unsupported with-statement; expected T.block (T.sblock), T.init, T.attr or T.Kernel");
 }
 
 Stmt Parser::ParseBlock(Loc with_loc, const Node* call) {
@@ -455,6 +470,7 @@ void Parser::ParseAssignment(SuiteContext ctx, Loc first, NodePtr target,
     BindBuffer(name, EvalBufferDecl(value, name, 0, false, "T.Buffer"));
     return;
   }
+  if (ParseTileAlloc(first, name, value, fn, items)) return;
   if (fn == "T.decl_buffer") {
     Buffer buf = EvalBufferDecl(value, name, 0, false, "T.decl_buffer");
     BindBuffer(name, buf);

@@ -51,12 +51,12 @@ tvm::ffi::Tensor FakeCUDA(int64_t n) {
 TEST(BuildCUDA, PipelineNames) {
   auto names = codegen::LowerPipeline(target::Target::Parse("cuda -arch=sm_90"));
   std::vector<std::string> got(names.begin(), names.end());
-  EXPECT_EQ(got, (std::vector<std::string>{
-                     "VerifyWellFormed", "LowerCrossThreadReduction", "LowerBlocks",
-                     "CompactBufferAllocation", "FlattenBuffer", "SwizzleLayout", "Simplify",
-                     "LowerThreadBinding", "InjectSharedBarriers", "SoftwarePipelineAsync",
-                     "VectorizeLoop", "UnrollLoop", "LowerIntrinsics", "SplitHostDevice",
-                     "Simplify"}));
+  EXPECT_EQ(got,
+            (std::vector<std::string>{
+                "LowerTileOpsGPU", "VerifyWellFormed", "LowerCrossThreadReduction", "LowerBlocks",
+                "CompactBufferAllocation", "FlattenBuffer", "SwizzleLayout", "Simplify",
+                "LowerThreadBinding", "InjectSharedBarriers", "SoftwarePipelineAsync",
+                "VectorizeLoop", "UnrollLoop", "LowerIntrinsics", "SplitHostDevice", "Simplify"}));
 }
 
 TEST(BuildCUDA, BuildsAndLoadsWithoutAGpu) {

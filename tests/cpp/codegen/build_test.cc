@@ -186,11 +186,11 @@ TEST_F(BuildTest, PipelineIsTheContractsOrder) {
   std::vector<String> names = LowerPipeline(target::Target::Parse("c"));
   std::string joined;
   for (const String& n : names) joined += std::string(n) + " ";
-  EXPECT_EQ(
-      joined,
-      "VerifyWellFormed LowerBlocks CompactBufferAllocation FlattenBuffer SwizzleLayout Simplify "
-      "SoftwarePipeline VectorizeLoop "
-      "UnrollLoop LowerIntrinsics Simplify ");
+  EXPECT_EQ(joined,
+            "LowerTileOps VerifyWellFormed LowerBlocks CompactBufferAllocation FlattenBuffer "
+            "SwizzleLayout Simplify "
+            "SoftwarePipeline VectorizeLoop "
+            "UnrollLoop LowerIntrinsics Simplify ");
 }
 
 TEST_F(BuildTest, VectorAddBuildsLoadsAndIsCached) {

@@ -1,0 +1,39 @@
+// LowerTileOps: tile programs (include/tessel/ir/builtin_tile.h, the T.Kernel / T.copy / T.gemm
+// front end of src/ir/parser/parser_tile.cc) become loops. This is the lowering for the C target,
+// so that a tile program runs on the CPU and can be checked against NumPy; the GPU lowering (layout
+// inference over fragments, wgmma, TMA, the pipelining of T.Pipelined) is the rest of issue 16.
+//
+// Afterwards, for the C target (LowerTileOpsPass):
+// - tile_copy(src, dst) is a loop nest over dst's extents, dst[d + i] = cast(src[s + i]); the
+//   extents of src and dst must be provably equal (ValueError otherwise). Where an index of a
+//   buffer that is not a tile (any scope but shared / local / fragment) may leave its shape, a read
+//   gives 0 and a write is skipped: ragged edges need no code in the program;
+// - tile_fill(dst, v) is a loop nest of stores of v;
+// - tile_gemm(A, B, C, trans_a, trans_b, clear) is (after zeroing C when clear) the i, j, k loop
+//   nest C[i, j] += cast(A[i, k]) * cast(B[k, j]) in C's dtype, A and B read transposed when asked;
+//   the extents must agree (M, N, K), else a ValueError names the two that differ;
+// - a T.Kernel's blockIdx loops (the one annotated "tessel.tile_kernel" and the blockIdx loops
+//   directly inside it) are ordinary loops, the outermost parallel; T.Parallel loops are serial
+//   (their annotation goes). Allocations keep their scopes ("shared.dyn", "local.fragment"): the
+//   C generator gives every scope the same storage.
+// For GPU targets (LowerTileOpsGPUPass), a function with a tile operation or a T.Kernel is a
+// ValueError that says so; other functions are unchanged. Functions without tile operations or
+// T.Kernel loops are returned unchanged by both.
+#ifndef TESSEL_TRANSFORM_LOWER_TILE_OPS_H_
+#define TESSEL_TRANSFORM_LOWER_TILE_OPS_H_
+
+#include <tessel/ir/module.h>
+#include <tessel/transform/pass.h>
+
+namespace tessel {
+namespace transform {
+
+ir::IRModule LowerTileOps(const ir::IRModule& mod, bool gpu);
+// "LowerTileOps" (the C target) and "LowerTileOpsGPU" (CUDA, Metal: refuses tile programs).
+Pass LowerTileOpsPass();
+Pass LowerTileOpsGPUPass();
+
+}  // namespace transform
+}  // namespace tessel
+
+#endif  // TESSEL_TRANSFORM_LOWER_TILE_OPS_H_

@@ -1,0 +1,248 @@
+// The LowerTileOps pass (contract in include/tessel/transform/lower_tile_ops.h).
+#include <tessel/arith/analyzer.h>
+#include <tessel/ir/builtin.h>
+#include <tessel/ir/builtin_tile.h>
+#include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
+#include <tessel/ir/printer.h>
+#include <tessel/transform/lower_tile_ops.h>
+#include <tvm/ffi/error.h>
+
+#include <string>
+#include <vector>
+
+namespace tessel {
+namespace transform {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+namespace {
+
+bool IsTileScope(const std::string& s) {
+  return s == "shared" || s == "shared.dyn" || s == "local" || s == "local.fragment";
+}
+
+const CallNode* TileCall(const Stmt& s) {
+  const auto* ev = s.as<EvaluateNode>();
+  const auto* call = ev ? ev->value.as<CallNode>() : nullptr;
+  auto op = call ? call->op.as<Op>() : std::nullopt;
+  return op && IsTileOp((*op)->name) ? call : nullptr;
+}
+
+bool IsTileKernel(const ForNode* op) {
+  return op->kind == ForKind::kThreadBinding && op->annotations.count("tessel.tile_kernel");
+}
+
+class Lowerer : public StmtExprMutator {
+ public:
+  explicit Lowerer(std::string function) : function_(std::move(function)) {}
+  using StmtExprMutator::VisitExpr_;
+  using StmtExprMutator::VisitStmt_;
+
+  Stmt VisitStmt_(const EvaluateNode* op) override {
+    const CallNode* call = TileCall(GetRef<Stmt>(op));
+    if (!call) return StmtExprMutator::VisitStmt_(op);
+    std::string name = (*call->op.as<Op>())->name;
+    Stmt out = name == "tile_copy" ? Copy(call) : name == "tile_fill" ? Fill(call) : Gemm(call);
+    return WithSpan(out, op->span);
+  }
+
+  Stmt VisitStmt_(const ForNode* op) override {
+    bool kernel = IsTileKernel(op);
+    bool inner_block = in_kernel_ && op->kind == ForKind::kThreadBinding &&
+                       std::string(op->thread_tag).rfind("blockIdx", 0) == 0;
+    bool parallel = op->annotations.count("tessel.tile_parallel");
+    if (!kernel && !inner_block && !parallel) return StmtExprMutator::VisitStmt_(op);
+    bool saved = in_kernel_;
+    in_kernel_ = in_kernel_ || kernel;
+    Stmt body = VisitStmt(op->body);
+    in_kernel_ = saved;
+    Map<String, Any> ann = op->annotations;
+    ann.erase("tessel.tile_kernel");
+    ann.erase("tessel.tile_parallel");
+    ForKind kind = kernel ? ForKind::kParallel : ForKind::kSerial;
+    if (parallel) kind = op->kind;
+    return WithSpan(For(op->loop_var, op->min, op->extent, kind, body, "", ann), op->span);
+  }
+
+ private:
+  [[noreturn]] void Fail(const CallNode* call, const std::string& what) const {
+    TVM_FFI_THROW(ValueError) << "LowerTileOps: function '" << function_ << "': " << what
+                              << "\n  in: " << AsText(GetRef<PrimExpr>(call));
+    TVM_FFI_UNREACHABLE();
+  }
+
+  TileRegion Region(const CallNode* call, size_t i) {
+    auto r = AsTileRegion(call->args[i]);
+    if (!r) Fail(call, "operand " + std::to_string(i) + " is not a tile_region");
+    Array<PrimExpr> starts;
+    for (const PrimExpr& s : r->starts) starts.push_back(VisitExpr(s));
+    return TileRegion{r->buffer, starts, r->extents};
+  }
+
+  // Whether the indices may leave buf's shape (only asked of buffers that are not tiles).
+  PrimExpr InBounds(const Buffer& buf, const Array<PrimExpr>& idx) {
+    if (IsTileScope(buf->scope)) return PrimExpr();
+    PrimExpr cond;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      PrimExpr c = LT(idx[d], cast(idx[d].dtype(), buf->shape[d]));
+      if (analyzer_.CanProve(c)) continue;
+      cond = cond.defined() ? And(cond, c) : c;
+    }
+    return cond;
+  }
+
+  PrimExpr Load(const Buffer& buf, const Array<PrimExpr>& idx, DataType to) {
+    PrimExpr v = cast(to, BufferLoad(buf, idx));
+    PrimExpr ok = InBounds(buf, idx);
+    if (!ok.defined()) return v;
+    return Call(to, builtin::if_then_else(), {ok, v, MakeConst(to, 0)});
+  }
+
+  Stmt Store(const Buffer& buf, const Array<PrimExpr>& idx, const PrimExpr& value) {
+    Stmt s = BufferStore(buf, value, idx);
+    PrimExpr ok = InBounds(buf, idx);
+    return ok.defined() ? IfThenElse(ok, s) : s;
+  }
+
+  // Loops over `extents` around body(vars), outermost first.
+  Stmt Nest(const Array<PrimExpr>& extents, const std::string& prefix,
+            const std::function<Stmt(const std::vector<Var>&)>& body) {
+    std::vector<Var> vars;
+    for (size_t d = 0; d < extents.size(); ++d) {
+      Var v(prefix + std::to_string(d), extents[d].dtype());
+      analyzer_.Bind(v, Range(MakeConst(v.dtype(), 0), extents[d]));
+      vars.push_back(v);
+    }
+    Stmt s = body(vars);
+    for (size_t d = extents.size(); d-- > 0;) {
+      s = For(vars[d], MakeConst(vars[d].dtype(), 0), extents[d], ForKind::kSerial, s);
+    }
+    return s;
+  }
+
+  static Array<PrimExpr> Offset(const Array<PrimExpr>& starts, const std::vector<Var>& vars) {
+    Array<PrimExpr> out;
+    for (size_t d = 0; d < starts.size(); ++d)
+      out.push_back(add(starts[d], cast(starts[d].dtype(), vars[d])));
+    return out;
+  }
+
+  void SameExtent(const CallNode* call, const PrimExpr& a, const PrimExpr& b,
+                  const std::string& what) {
+    if (!analyzer_.CanProveEqual(a, b)) {
+      Fail(call, what + ": " + AsText(a) + " and " + AsText(b) + " are not provably equal");
+    }
+  }
+
+  Stmt Copy(const CallNode* call) {
+    TileRegion src = Region(call, 0), dst = Region(call, 1);
+    if (src.extents.size() != dst.extents.size()) {
+      Fail(call, "tile_copy between a region of rank " + std::to_string(src.extents.size()) +
+                     " and one of rank " + std::to_string(dst.extents.size()));
+    }
+    for (size_t d = 0; d < dst.extents.size(); ++d) {
+      SameExtent(call, src.extents[d], dst.extents[d],
+                 "tile_copy: extent " + std::to_string(d) + " of " + std::string(src.buffer->name) +
+                     " and " + std::string(dst.buffer->name));
+    }
+    return Nest(dst.extents, "i", [&](const std::vector<Var>& v) {
+      return Store(dst.buffer, Offset(dst.starts, v),
+                   Load(src.buffer, Offset(src.starts, v), dst.buffer->dtype));
+    });
+  }
+
+  Stmt Fill(const CallNode* call) {
+    TileRegion dst = Region(call, 0);
+    PrimExpr value = cast(dst.buffer->dtype, VisitExpr(call->args[1]));
+    return Nest(dst.extents, "i", [&](const std::vector<Var>& v) {
+      return Store(dst.buffer, Offset(dst.starts, v), value);
+    });
+  }
+
+  Stmt Gemm(const CallNode* call) {
+    TileRegion a = Region(call, 0), b = Region(call, 1), c = Region(call, 2);
+    auto flag = [&](size_t i) {
+      auto v = AsConstInt(call->args[i]);
+      if (!v || (*v != 0 && *v != 1))
+        Fail(call, "tile_gemm flag " + std::to_string(i) + " must be 0 or 1");
+      return *v == 1;
+    };
+    bool ta = flag(3), tb = flag(4), clear = flag(5);
+    for (const TileRegion* r : {&a, &b, &c}) {
+      if (r->extents.size() != 2)
+        Fail(call, "tile_gemm operand " + std::string(r->buffer->name) + " is not two-dimensional");
+    }
+    PrimExpr m = c.extents[0], n = c.extents[1];
+    PrimExpr k = ta ? a.extents[0] : a.extents[1];
+    SameExtent(call, ta ? a.extents[1] : a.extents[0], m, "tile_gemm: M of A and C");
+    SameExtent(call, tb ? b.extents[0] : b.extents[1], n, "tile_gemm: N of B and C");
+    SameExtent(call, tb ? b.extents[1] : b.extents[0], k, "tile_gemm: K of A and B");
+    DataType t = c.buffer->dtype;
+    std::vector<Stmt> seq;
+    if (clear) {
+      seq.push_back(Nest(c.extents, "i", [&](const std::vector<Var>& v) {
+        return Store(c.buffer, Offset(c.starts, v), MakeConst(t, 0));
+      }));
+    }
+    seq.push_back(Nest({m, n, k}, "g", [&](const std::vector<Var>& v) {
+      const Var &i = v[0], &j = v[1], &kk = v[2];
+      Array<PrimExpr> ai = ta ? Offset(a.starts, {kk, i}) : Offset(a.starts, {i, kk});
+      Array<PrimExpr> bi = tb ? Offset(b.starts, {j, kk}) : Offset(b.starts, {kk, j});
+      Array<PrimExpr> ci = Offset(c.starts, {i, j});
+      PrimExpr acc =
+          add(BufferLoad(c.buffer, ci), mul(Load(a.buffer, ai, t), Load(b.buffer, bi, t)));
+      return Store(c.buffer, ci, acc);
+    }));
+    return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
+  }
+
+  std::string function_;
+  bool in_kernel_ = false;
+  arith::Analyzer analyzer_;
+};
+
+// The first tile operation or T.Kernel loop of a function (for the GPU refusal), or null.
+const Object* FirstTileConstruct(const PrimFunc& f) {
+  const Object* found = nullptr;
+  PostOrderVisit(f->body, [&](const ObjectRef& n) {
+    if (found) return;
+    if (const auto* loop = n.as<ForNode>(); loop && IsTileKernel(loop)) found = loop;
+    if (const auto* call = n.as<CallNode>()) {
+      auto op = call->op.as<Op>();
+      if (op && IsTileOp((*op)->name)) found = call;
+    }
+  });
+  return found;
+}
+
+}  // namespace
+
+IRModule LowerTileOps(const IRModule& mod, bool gpu) {
+  return MapFunctions(mod, [gpu](const String& name, const PrimFunc& f) {
+    const Object* first = FirstTileConstruct(f);
+    if (!first) return f;
+    std::string symbol = f.GetGlobalSymbol().value_or(name);
+    if (gpu) {
+      TVM_FFI_THROW(ValueError)
+          << "LowerTileOps: function '" << symbol
+          << "' is a tile program (T.Kernel, T.copy, T.gemm, ...); tile programs are lowered for "
+             "the C target only so far (layout inference and the wgmma / TMA lowering for GPUs "
+             "are not built yet): build it with target=\"c\"";
+    }
+    PrimFunc out = f;
+    out.CopyOnWrite()->body = Lowerer(symbol).VisitStmt(f->body);
+    return out;
+  });
+}
+
+Pass LowerTileOpsPass() {
+  return CreateModulePass([](IRModule m) { return LowerTileOps(m, false); }, 0, "LowerTileOps");
+}
+
+Pass LowerTileOpsGPUPass() {
+  return CreateModulePass([](IRModule m) { return LowerTileOps(m, true); }, 0, "LowerTileOpsGPU");
+}
+
+}  // namespace transform
+}  // namespace tessel

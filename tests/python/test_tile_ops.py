@@ -1,0 +1,151 @@
+"""Tile programs (issue 16, first part): T.Kernel, T.alloc_shared / alloc_fragment, T.copy,
+T.gemm, T.fill / T.clear, T.Pipelined and T.Parallel parse, print back, and run on the CPU through
+LowerTileOps (include/tessel/transform/lower_tile_ops.h), checked against NumPy; what is wrong is
+said with the line; GPU targets refuse tile programs by name until their lowering exists."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm_ffi
+
+import tessel
+from tessel import ir
+
+# A GEMM in 14 lines of kernel code, as a TileLang user writes it.
+GEMM = """
+@T.prim_func
+def gemm(A: T.Buffer((M, K), "DT"), B: T.Buffer((K, N), "DT"), C: T.Buffer((M, N), "float32")):
+    T.func_attr({"global_symbol": "gemm", "tir.noalias": True})
+    with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M, 32), threads=128) as (bx, by):
+        A_s = T.alloc_shared((32, 16), "DT")
+        B_s = T.alloc_shared((16, 32), "DT")
+        C_f = T.alloc_fragment((32, 32), "float32")
+        T.clear(C_f)
+        for ko in T.Pipelined(T.ceildiv(K, 16), num_stages=3):
+            T.copy(A[by * 32, ko * 16], A_s)
+            T.copy(B[ko * 16, bx * 32], B_s)
+            T.gemm(A_s, B_s, C_f)
+        T.copy(C_f, C[by * 32, bx * 32])
+"""
+
+# C = relu(A @ W.T * 2): a transposed operand, slices, and an elementwise epilogue over the
+# fragment with T.Parallel.
+FUSED = """
+@T.prim_func
+def fused(A: T.Buffer((M, K), "float32"), W: T.Buffer((N, K), "float32"),
+          C: T.Buffer((M, N), "float32")):
+    T.func_attr({"global_symbol": "fused", "tir.noalias": True})
+    with T.Kernel((N + 15) // 16, (M + 15) // 16, threads=64) as (bx, by):
+        A_s = T.alloc_shared((16, 8), "float32")
+        W_s = T.alloc_shared((16, 8), "float32")
+        C_f = T.alloc_fragment((16, 16), "float32")
+        T.fill(C_f, T.float32(0))
+        for ko in range((K + 7) // 8):
+            T.copy(A[by * 16:by * 16 + 16, ko * 8:ko * 8 + 8], A_s)
+            T.copy(W[bx * 16, ko * 8], W_s)
+            T.gemm(A_s, W_s, C_f, transpose_B=True)
+        for i, j in T.Parallel(16, 16):
+            C_f[i, j] = T.max(C_f[i, j] * T.float32(2), T.float32(0))
+        T.copy(C_f, C[by * 16, bx * 16])
+"""
+
+
+def run(text, name, *arrays):
+    mod = tessel.build(text, target="c")
+    mod[name](*(tvm_ffi.from_dlpack(x) for x in arrays))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("m,n,k", [(64, 64, 32), (50, 70, 37), (1, 1, 1), (32, 96, 0), (33, 31, 17)])
+def test_tile_gemm_matches_numpy(dtype, m, n, k):
+    rng = np.random.default_rng(m * 7 + n + k)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    c = np.full((m, n), np.nan, "float32")
+    run(GEMM.replace("DT", dtype), "gemm", a, b, c)
+    np.testing.assert_allclose(c, a.astype("float32") @ b.astype("float32"), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("m,n,k", [(32, 48, 24), (20, 30, 13)])
+def test_transposed_gemm_slices_and_parallel_epilogue(m, n, k):
+    rng = np.random.default_rng(m + n + k)
+    a = rng.standard_normal((m, k)).astype("float32")
+    w = rng.standard_normal((n, k)).astype("float32")
+    c = np.full((m, n), np.nan, "float32")
+    run(FUSED, "fused", a, w, c)
+    np.testing.assert_allclose(c, np.maximum(a @ w.T * 2, 0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("text", [GEMM.replace("DT", "float16"), FUSED])
+def test_tile_programs_print_and_parse_back(text):
+    f = tessel.parse(text)
+    printed = str(f)
+    assert "T.tile_copy(T.tile_region(" in printed and "T.tile_gemm(" in printed
+    ir.assert_structural_equal(tessel.parse(printed), f, map_free_vars=True)
+
+
+def test_the_front_end_builds_the_documented_ir():
+    printed = str(tessel.parse(GEMM.replace("DT", "float16")))
+    # T.Kernel: blockIdx loops, the outermost carrying the thread count.
+    assert 'thread="blockIdx.x", annotations={"tessel.tile_kernel": 128}' in printed
+    assert 'thread="blockIdx.y"' in printed
+    # Scopes of the allocations; T.Pipelined's stages for SoftwarePipeline.
+    assert '"shared.dyn"' in printed and '"local.fragment"' in printed
+    assert 'annotations={"tessel.pipeline_stages": 3}' in printed
+    # A start takes the extents of the other operand.
+    assert "T.tile_region(A[by * 32, ko * 16], 32, 16" in printed
+    parallel = str(tessel.parse(FUSED))
+    assert parallel.count('T.serial(16, annotations={"tessel.tile_parallel": True})') == 2
+
+
+def test_lowering_guards_only_what_may_leave_the_tensor():
+    low = str(tvm_ffi.get_global_func("tessel.codegen.Lower")(
+        ir.IRModule({"gemm": tessel.parse(GEMM.replace("DT", "float32"))}), "c"))
+    assert "tile_copy" not in low and "tile_gemm" not in low and "T.thread_binding" not in low
+    assert "T.if_then_else(" in low  # reads of A and B past M, N, K give 0
+    assert "T.parallel(" in low      # the kernel's outer block loop
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("T.copy(A[by * 32, ko * 16], A_s)", "T.copy(A[by * 32, ko * 16], A_s[0, 0])",
+     r"T.copy: both operands are starts"),
+    ("T.copy(A[by * 32, ko * 16], A_s)", "T.copy(A[by * 32], A_s)",
+     r"1 indices for buffer A of rank 2"),
+    ("T.gemm(A_s, B_s, C_f)", "T.gemm(A_s, A_s, C_f)",
+     r"tile_gemm: N of B and C: 16 and 32 are not provably equal"),
+    ("as (bx, by):", "as bx:", r"T.Kernel has 2 grid dimensions and 1 block indices"),
+    ("threads=128", "threads=2048", r"T.Kernel: threads = 2048 \(1 .. 1024\)"),
+    ("T.clear(C_f)", "T.clear(C_f[0, 0])", r"T.clear needs a buffer or a region, not a start"),
+    ("num_stages=3", "num_stages=0", r"num_stages = 0 \(at least 1\)"),
+])
+def test_bad_tile_programs_are_refused(old, new, message):
+    text = GEMM.replace("DT", "float32")
+    assert old in text
+    with pytest.raises(ValueError, match=message):
+        tessel.build(text.replace(old, new, 1), target="c")
+
+
+def test_the_line_of_a_front_end_error_is_given():
+    text = GEMM.replace("DT", "float32").replace("T.copy(A[by * 32, ko * 16], A_s)",
+                                                 "T.copy(A[by * 32, ko * 16], A_s[0, 0])")
+    with pytest.raises(ValueError, match=r"<string>:11:\d+"):
+        tessel.parse(text)
+
+
+@pytest.mark.parametrize("target", ["cuda -arch=sm_90", "metal"])
+def test_gpu_targets_refuse_tile_programs_by_name(target):
+    with pytest.raises(ValueError, match=r"function 'gemm' is a tile program .* lowered for the C "
+                                         r"target only so far"):
+        tessel.build(GEMM.replace("DT", "float16"), target=target)
+
+
+def test_ceildiv_is_the_floordiv_it_stands_for():
+    f = tessel.parse("""
+@T.prim_func
+def f(A: T.Buffer((n,), "float32"), k: T.int32):
+    for i in range(T.ceildiv(n, 32)):
+        A[i] = T.Cast("float32", T.ceildiv(n, k))
+""")
+    printed = str(f)
+    assert "range((n + 31) // 32)" in printed and "(n + k - 1) // k" in printed
