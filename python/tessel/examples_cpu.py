@@ -76,6 +76,13 @@ EXAMPLES_CPU = [
         reference=lambda a, b, c: {2: a @ b},
         rtol=1e-4, atol=1e-4),
     Example(
+        "tile_gemm",
+        shapes=[(64, 64, 64), (33, 17, 65), (1, 5, 1), (100, 70, 0)],
+        make=lambda rng, s: [_f32(rng, s[0], s[2]), _f32(rng, s[2], s[1]),
+                             np.zeros((s[0], s[1]), "float32")],
+        reference=lambda a, b, c: {2: a @ b},
+        rtol=1e-4, atol=1e-4),
+    Example(
         "softmax_row",
         shapes=[(64, 256), (7, 33), (1, 1), (3, 1000)],
         make=lambda rng, s: [_f32(rng, *s), np.zeros(s, "float32")],

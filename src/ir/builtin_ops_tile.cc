@@ -13,9 +13,10 @@ TESSEL_REGISTER_OP("tile_region").Effect(K::kPure);
 TESSEL_REGISTER_OP("tile_copy").NumInputs(2).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("tile_fill").NumInputs(2).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("tile_gemm").NumInputs(6).Effect(K::kOpaque);
+TESSEL_REGISTER_OP("tile_reduce").NumInputs(5).Effect(K::kOpaque);
 
 bool IsTileOp(const std::string& name) {
-  return name == "tile_copy" || name == "tile_fill" || name == "tile_gemm";
+  return name == "tile_copy" || name == "tile_fill" || name == "tile_gemm" || name == "tile_reduce";
 }
 
 std::optional<TileRegion> AsTileRegion(const PrimExpr& e) {

@@ -8,6 +8,7 @@
 #include <tessel/transform/lower_tile_ops.h>
 #include <tvm/ffi/error.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,21 @@ namespace {
 
 bool IsTileScope(const std::string& s) {
   return s == "shared" || s == "shared.dyn" || s == "local" || s == "local.fragment";
+}
+
+// The lowest (highest = false) or highest value of t: the identity of max (min).
+PrimExpr Extreme(DataType t, bool highest) {
+  if (t.is_floating()) {
+    return FloatImm(t, highest ? std::numeric_limits<double>::infinity()
+                               : -std::numeric_limits<double>::infinity());
+  }
+  if (t.is_uint()) {
+    return highest ? MakeConst(t, t.bits() == 64 ? int64_t{-1} : (int64_t{1} << t.bits()) - 1)
+                   : MakeConst(t, 0);
+  }
+  int64_t hi =
+      t.bits() == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits() - 1)) - 1;
+  return MakeConst(t, highest ? hi : -hi - 1);
 }
 
 const CallNode* TileCall(const Stmt& s) {
@@ -43,7 +59,10 @@ class Lowerer : public StmtExprMutator {
     const CallNode* call = TileCall(GetRef<Stmt>(op));
     if (!call) return StmtExprMutator::VisitStmt_(op);
     std::string name = (*call->op.as<Op>())->name;
-    Stmt out = name == "tile_copy" ? Copy(call) : name == "tile_fill" ? Fill(call) : Gemm(call);
+    Stmt out = name == "tile_copy"     ? Copy(call)
+               : name == "tile_fill"   ? Fill(call)
+               : name == "tile_reduce" ? Reduce(call)
+                                       : Gemm(call);
     return WithSpan(out, op->span);
   }
 
@@ -195,6 +214,54 @@ class Lowerer : public StmtExprMutator {
       return Store(c.buffer, ci, acc);
     }));
     return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
+  }
+
+  Stmt Reduce(const CallNode* call) {
+    TileRegion src = Region(call, 0), dst = Region(call, 1);
+    const auto* kind = call->args[2].as<StringImmNode>();
+    auto dim = AsConstInt(call->args[3]);
+    auto clear = AsConstInt(call->args[4]);
+    std::string k = kind ? std::string(kind->value) : "";
+    if ((k != "sum" && k != "max" && k != "min") || !dim || *dim < 0 ||
+        *dim >= static_cast<int64_t>(src.extents.size()) || !clear) {
+      Fail(call,
+           "tile_reduce takes a kind (\"sum\", \"max\", \"min\"), a literal dim of the "
+           "source and a literal clear");
+    }
+    // dst has the source's axes but dim, in order.
+    Array<PrimExpr> kept;
+    for (size_t d = 0; d < src.extents.size(); ++d) {
+      if (static_cast<int64_t>(d) != *dim) kept.push_back(src.extents[d]);
+    }
+    if (kept.size() != dst.extents.size()) {
+      Fail(call, "tile_reduce: the destination has rank " + std::to_string(dst.extents.size()) +
+                     ", the source without axis " + std::to_string(*dim) + " has rank " +
+                     std::to_string(kept.size()));
+    }
+    for (size_t d = 0; d < kept.size(); ++d) {
+      SameExtent(call, kept[d], dst.extents[d], "tile_reduce: extent " + std::to_string(d));
+    }
+    DataType t = dst.buffer->dtype;
+    auto combine = [&](const PrimExpr& a, const PrimExpr& b) -> PrimExpr {
+      if (k == "sum") return add(a, b);
+      return k == "max" ? max(a, b) : min(a, b);
+    };
+    PrimExpr identity = k == "sum" ? MakeConst(t, 0) : Extreme(t, k == "min");
+    return Nest(kept, "o", [&](const std::vector<Var>& o) {
+      Array<PrimExpr> di = Offset(dst.starts, o);
+      std::vector<Stmt> seq;
+      if (*clear) seq.push_back(Store(dst.buffer, di, identity));
+      Var r("r", src.extents[*dim].dtype());
+      std::vector<Var> full;
+      for (size_t d = 0, j = 0; d < src.extents.size(); ++d) {
+        full.push_back(static_cast<int64_t>(d) == *dim ? r : o[j++]);
+      }
+      Stmt step =
+          Store(dst.buffer, di,
+                combine(BufferLoad(dst.buffer, di), Load(src.buffer, Offset(src.starts, full), t)));
+      seq.push_back(For(r, MakeConst(r.dtype(), 0), src.extents[*dim], ForKind::kSerial, step));
+      return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
+    });
   }
 
   std::string function_;

@@ -149,3 +149,83 @@ def f(A: T.Buffer((n,), "float32"), k: T.int32):
 """)
     printed = str(f)
     assert "range((n + 31) // 32)" in printed and "(n + k - 1) // k" in printed
+
+
+# A row softmax over 64-wide rows: reductions over a fragment's axis and T.Parallel elementwise.
+SOFTMAX = """
+@T.prim_func
+def softmax(X: T.Buffer((M, 64), "float32"), Y: T.Buffer((M, 64), "float32")):
+    T.func_attr({"global_symbol": "softmax", "tir.noalias": True})
+    with T.Kernel(T.ceildiv(M, 16), threads=128) as bx:
+        X_f = T.alloc_fragment((16, 64), "float32")
+        row_max = T.alloc_fragment((16,), "float32")
+        row_sum = T.alloc_fragment((16,), "float32")
+        T.copy(X[bx * 16, 0], X_f)
+        T.reduce_max(X_f, row_max, dim=1)
+        for i, j in T.Parallel(16, 64):
+            X_f[i, j] = T.exp(X_f[i, j] - row_max[i])
+        T.reduce_sum(X_f, row_sum, dim=1)
+        for i, j in T.Parallel(16, 64):
+            X_f[i, j] = X_f[i, j] / row_sum[i]
+        T.copy(X_f, Y[bx * 16, 0])
+"""
+
+
+@pytest.mark.parametrize("m", [16, 37, 1])
+def test_tile_softmax_matches_numpy(m):
+    x = (np.random.default_rng(m).standard_normal((m, 64)) * 4).astype("float32")
+    y = np.full_like(x, np.nan)
+    run(SOFTMAX, "softmax", x, y)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_reduce_without_clear_combines_with_the_destination():
+    text = """
+@T.prim_func
+def colmin(X: T.Buffer((8, 16), "int32"), Y: T.Buffer((16,), "int32")):
+    T.func_attr({"global_symbol": "colmin", "tir.noalias": True})
+    with T.Kernel(1, threads=32) as bx:
+        X_f = T.alloc_fragment((8, 16), "int32")
+        out = T.alloc_fragment((16,), "int32")
+        T.fill(out, 5)
+        T.copy(X, X_f)
+        T.reduce_min(X_f, out, dim=0, clear=False)
+        T.copy(out, Y)
+"""
+    x = np.random.default_rng(0).integers(-20, 40, (8, 16)).astype("int32")
+    y = np.zeros(16, "int32")
+    run(text, "colmin", x, y)
+    np.testing.assert_array_equal(y, np.minimum(x.min(axis=0), 5))
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("T.reduce_max(X_f, row_max, dim=1)", "T.reduce_max(X_f, row_max, dim=2)",
+     r"T.reduce_max: dim 2 for a source of rank 2"),
+    ("T.reduce_sum(X_f, row_sum, dim=1)", "T.reduce_sum(X_f, X_f, dim=1)",
+     r"tile_reduce: the destination has rank 2, the source without axis 1 has rank 1"),
+    ("T.reduce_max(X_f, row_max, dim=1)", "T.reduce_max(X_f, row_max, dim=0)",
+     r"tile_reduce: extent 0: 64 and 16 are not provably equal"),
+])
+def test_bad_reductions_are_refused(old, new, message):
+    assert old in SOFTMAX
+    with pytest.raises(ValueError, match=message):
+        tessel.build(SOFTMAX.replace(old, new, 1), target="c")
+
+
+def test_tile_programs_run_through_the_python_decorator():
+    from tessel.script import tir as T
+
+    @tessel.jit
+    def rowsum(X: T.Buffer(("M", 32), "float32"), Y: T.Buffer(("M",), "float32")):
+        with T.Kernel(T.ceildiv(M, 8), threads=32) as bx:  # noqa: F821 (M: the shape variable)
+            X_f = T.alloc_fragment((8, 32), "float32")
+            y_f = T.alloc_fragment((8,), "float32")
+            T.copy(X[bx * 8, 0], X_f)
+            T.reduce_sum(X_f, y_f, dim=1)
+            T.copy(y_f, Y[bx * 8])
+
+    x = np.random.default_rng(1).standard_normal((13, 32)).astype("float32")
+    y = np.zeros(13, "float32")
+    rowsum(x, y)
+    np.testing.assert_allclose(y, x.sum(axis=1), rtol=1e-5, atol=1e-5)

@@ -13,7 +13,8 @@
 //                                        C first. trans_a, trans_b and clear are literals.
 //
 // The front end writes them as TileLang does (`T.copy(A[by * 128, k * 32], A_s)`, `T.gemm(A_s,
-// B_s, C_f, transpose_B=True)`, `T.fill`, `T.clear`); src/ir/parser/parser_tile.cc turns those into
+// B_s, C_f, transpose_B=True)`, `T.fill`, `T.clear`, `T.reduce_max(src, dst, dim=1)`,
+// `T.reduce_sum`, `T.reduce_min`); src/ir/parser/parser_tile.cc turns those into
 // these calls, and the LowerTileOps pass into loops (include/tessel/transform/lower_tile_ops.h).
 #ifndef TESSEL_IR_BUILTIN_TILE_H_
 #define TESSEL_IR_BUILTIN_TILE_H_
@@ -25,7 +26,7 @@
 namespace tessel {
 namespace ir {
 
-// Whether `name` is tile_copy, tile_fill or tile_gemm.
+// Whether `name` is tile_copy, tile_fill, tile_gemm or tile_reduce.
 bool IsTileOp(const std::string& name);
 
 // A region operand, unpacked: nullopt unless `e` is a well-formed tile_region call.

@@ -12,6 +12,8 @@
 // - tile_gemm(A, B, C, trans_a, trans_b, clear) is (after zeroing C when clear) the i, j, k loop
 //   nest C[i, j] += cast(A[i, k]) * cast(B[k, j]) in C's dtype, A and B read transposed when asked;
 //   the extents must agree (M, N, K), else a ValueError names the two that differ;
+// - tile_reduce(src, dst, kind, dim, clear) is, per element of dst, the loop over src's axis dim
+//   combining into dst (from the identity when clear: 0, or the dtype's lowest / highest value);
 // - a T.Kernel's blockIdx loops (the one annotated "tessel.tile_kernel" and the blockIdx loops
 //   directly inside it) are ordinary loops, the outermost parallel; T.Parallel loops are serial
 //   (their annotation goes). Allocations keep their scopes ("shared.dyn", "local.fragment"): the

@@ -132,7 +132,8 @@ Operand Parser::EvalCall(const Node* n) {
     return Of(Guard(loc, [&] { return Shuffle(vectors, indices); }), loc);
   }
   if (name == "Let") return EvalLet(n);
-  if (name == "copy" || name == "gemm" || name == "fill" || name == "clear") {
+  if (name == "copy" || name == "gemm" || name == "fill" || name == "clear" ||
+      name == "reduce_sum" || name == "reduce_max" || name == "reduce_min") {
     return EvalTileOp(n, name);
   }
   if (name == "call_global") {

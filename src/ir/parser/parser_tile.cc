@@ -13,7 +13,8 @@
 //   outermost annotated {"tessel.tile_kernel": n};
 // - T.alloc_shared / T.alloc_fragment / T.alloc_local declare a buffer of scope "shared.dyn",
 //   "local.fragment" or "local" (an Allocate and a DeclBuffer);
-// - T.copy / T.gemm / T.fill / T.clear become tile_copy / tile_gemm / tile_fill calls on
+// - T.copy / T.gemm / T.fill / T.clear / T.reduce_{sum,max,min} become tile_copy / tile_gemm /
+//   tile_fill / tile_reduce calls on
 //   tile_region operands (include/tessel/ir/builtin_tile.h). An operand is a buffer (all of it), a
 //   sliced region (A[0:64, k:k + 32]), or a subscript with plain indices (A[by * 128, k * 32]): a
 //   start, whose extents are the other operand's;
@@ -111,6 +112,26 @@ Operand Parser::EvalTileOp(const Node* n, const std::string& name) {
     PrimExpr value =
         name == "fill" ? EvalPrimAs(n->arg(1), dst.buffer->dtype) : MakeConst(dst.buffer->dtype, 0);
     return call("tile_fill", {TileRegionOf(dst), value});
+  }
+  if (name == "reduce_max" || name == "reduce_sum" || name == "reduce_min") {
+    CheckArgs(n, dotted, 2, 4, {"dim", "clear"});
+    TileOperand src = EvalTileOperand(n->arg(0), "the source of " + dotted);
+    TileOperand dst = EvalTileOperand(n->arg(1), "the destination of " + dotted);
+    for (const TileOperand* o : {&src, &dst}) {
+      if (o->start_only) Fail(o->loc, dotted + " needs buffers or regions, not starts");
+    }
+    const Node* dim_node = n->num_pos > 2 ? n->arg(2) : n->keyword("dim");
+    int64_t dim = dim_node ? EvalConstInt(dim_node, "dim") : 0;
+    if (dim < 0 || dim >= static_cast<int64_t>(src.extents.size())) {
+      Fail(dim_node ? dim_node->loc : loc, dotted + ": dim " + std::to_string(dim) +
+                                               " for a source of rank " +
+                                               std::to_string(src.extents.size()));
+    }
+    const Node* clear_node = n->num_pos > 3 ? n->arg(3) : n->keyword("clear");
+    bool clear = clear_node ? EvalBoolConst(clear_node, "clear") : true;
+    return call("tile_reduce",
+                {TileRegionOf(src), TileRegionOf(dst), StringImm(name.substr(7)),
+                 MakeConst(DataType::Int(32), dim), MakeConst(DataType::Int(32), clear ? 1 : 0)});
   }
   // gemm
   CheckArgs(n, dotted, 3, 3, {"transpose_A", "transpose_B", "clear_accum"});
