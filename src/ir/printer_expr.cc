@@ -4,6 +4,7 @@
 // its position requires: a left operand needs the operator's strength, a right operand one more
 // (left associativity), and both operands of a comparison one more (comparisons never chain).
 #include <tessel/ir/builtin.h>
+#include <tessel/ir/builtin_tile.h>
 #include <tessel/ir/ops.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/structural_equal.h>
@@ -44,7 +45,8 @@ std::optional<DataType> ImpliedDType(const OpNode* op, const Array<PrimExpr>& ar
     return args[1].dtype();
   }
   if (op->name == "isnan" || op->name == "isinf") return DataType::Bool(args[0].dtype().lanes());
-  if (op->name == "address_of") return DataType::Handle();
+  if (op->name == "address_of" || op->name == "tile_region") return DataType::Handle();
+  if (IsTileOp(op->name)) return DataType::Int(32);
   return args[0].dtype();
 }
 

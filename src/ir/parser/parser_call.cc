@@ -1,6 +1,7 @@
 // Calls in expressions: typed constants (T.int64(5)), the node forms that print as calls
 // (T.Cast, T.Select, T.Ramp, T.Let, ...), registered ops by name, and T.call_global.
 #include <tessel/ir/builtin.h>
+#include <tessel/ir/builtin_tile.h>
 
 #include <cmath>
 #include <limits>
@@ -224,8 +225,10 @@ Operand Parser::EvalOpCall(const Node* n, const std::string& name) {
     t = args[1].dtype();
   } else if (name == "isnan" || name == "isinf") {
     t = DataType::Bool(args[0].dtype().lanes());
-  } else if (name == "address_of") {
+  } else if (name == "address_of" || name == "tile_region") {
     t = DataType::Handle();  // a pointer, as in TVM
+  } else if (IsTileOp(name)) {
+    t = DataType::Int(32);
   } else if (!args.empty()) {
     t = args[0].dtype();
   }
