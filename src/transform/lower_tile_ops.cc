@@ -67,6 +67,8 @@ class Lowerer : public StmtExprMutator {
   }
 
   Stmt VisitStmt_(const ForNode* op) override {
+    // The loop's range lets the guards below be dropped where they always hold.
+    analyzer_.Bind(op->loop_var, Range(op->min, op->extent), true);
     bool kernel = IsTileKernel(op);
     bool inner_block = in_kernel_ && op->kind == ForKind::kThreadBinding &&
                        std::string(op->thread_tag).rfind("blockIdx", 0) == 0;
@@ -103,10 +105,12 @@ class Lowerer : public StmtExprMutator {
   PrimExpr InBounds(const Buffer& buf, const Array<PrimExpr>& idx) {
     if (IsTileScope(buf->scope)) return PrimExpr();
     PrimExpr cond;
+    auto need = [&](const PrimExpr& c) {
+      if (!analyzer_.CanProve(c)) cond = cond.defined() ? And(cond, c) : c;
+    };
     for (size_t d = 0; d < idx.size(); ++d) {
-      PrimExpr c = LT(idx[d], cast(idx[d].dtype(), buf->shape[d]));
-      if (analyzer_.CanProve(c)) continue;
-      cond = cond.defined() ? And(cond, c) : c;
+      need(GE(idx[d], MakeConst(idx[d].dtype(), 0)));
+      need(LT(idx[d], cast(idx[d].dtype(), buf->shape[d])));
     }
     return cond;
   }

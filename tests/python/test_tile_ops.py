@@ -229,3 +229,39 @@ def test_tile_programs_run_through_the_python_decorator():
     y = np.zeros(13, "float32")
     rowsum(x, y)
     np.testing.assert_allclose(y, x.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+# T.copy at any offset, in or out of the tensor: reads outside give 0, writes outside are dropped.
+WINDOW = """
+@T.prim_func
+def window(X: T.Buffer((M, N), "float32"), Y: T.Buffer((8, 12), "float32"),
+           Z: T.Buffer((M, N), "float32"), r0: T.int32, c0: T.int32):
+    T.func_attr({"global_symbol": "window", "tir.noalias": True})
+    with T.Kernel(1, threads=32) as bx:
+        t = T.alloc_fragment((8, 12), "float32")
+        T.copy(X[r0, c0], t)
+        T.copy(t, Y)
+        T.copy(t, Z[r0 + 1, c0 - 2])
+"""
+
+
+def test_copies_at_random_offsets_clip_like_numpy():
+    mod = tessel.build(WINDOW, target="c")
+    rng = np.random.default_rng(42)
+    for _ in range(60):
+        m, n = (int(v) for v in rng.integers(1, 20, 2))
+        r0, c0 = int(rng.integers(-12, m + 4)), int(rng.integers(-16, n + 4))
+        x = rng.standard_normal((m, n)).astype("float32")
+        y = np.full((8, 12), np.nan, "float32")
+        z = np.full((m, n), -1.0, "float32")
+        mod["window"](*(tvm_ffi.from_dlpack(a) for a in (x, y, z)), r0, c0)
+        want = np.zeros((8, 12), "float32")
+        want_z = np.full((m, n), -1.0, "float32")
+        for i in range(8):
+            for j in range(12):
+                if 0 <= r0 + i < m and 0 <= c0 + j < n:
+                    want[i, j] = x[r0 + i, c0 + j]
+                if 0 <= r0 + 1 + i < m and 0 <= c0 - 2 + j < n:
+                    want_z[r0 + 1 + i, c0 - 2 + j] = want[i, j]
+        np.testing.assert_array_equal(y, want, err_msg=f"{m}x{n} at ({r0}, {c0})")
+        np.testing.assert_array_equal(z, want_z, err_msg=f"{m}x{n} at ({r0}, {c0})")

@@ -6,8 +6,9 @@
 // Afterwards, for the C target (LowerTileOpsPass):
 // - tile_copy(src, dst) is a loop nest over dst's extents, dst[d + i] = cast(src[s + i]); the
 //   extents of src and dst must be provably equal (ValueError otherwise). Where an index of a
-//   buffer that is not a tile (any scope but shared / local / fragment) may leave its shape, a read
-//   gives 0 and a write is skipped: ragged edges need no code in the program;
+//   buffer that is not a tile (any scope but shared / local / fragment) may leave its shape (below
+//   0 or at its extent and above, as far as the ranges of the enclosing loops let the analyzer
+//   tell), a read gives 0 and a write is skipped: ragged edges need no code in the program;
 // - tile_fill(dst, v) is a loop nest of stores of v;
 // - tile_gemm(A, B, C, trans_a, trans_b, clear) is (after zeroing C when clear) the i, j, k loop
 //   nest C[i, j] += cast(A[i, k]) * cast(B[k, j]) in C's dtype, A and B read transposed when asked;
