@@ -202,7 +202,7 @@ ir::IRModule Lower(const ir::IRModule& mod, const target::Target& target) {
   if (target->kind == "c") {
     // A T.Kernel's block loops are the C target's to lower (LowerTileOps); only other bindings
     // mean GPU code.
-    ir::IRModule cpu = transform::LowerTileOps(mod, false);
+    ir::IRModule cpu = ir::CallNamingErrorSpan([&] { return transform::LowerTileOps(mod, false); });
     for (const String& name : cpu.FunctionNames()) {
       std::string where = FindThreadBinding(cpu->functions.at(name));
       if (!where.empty()) {

@@ -126,6 +126,13 @@ def test_bad_tile_programs_are_refused(old, new, message):
         tessel.build(text.replace(old, new, 1), target="c")
 
 
+def test_the_line_of_a_lowering_error_is_given():
+    text = GEMM.replace("DT", "float32").replace("T.gemm(A_s, B_s, C_f)", "T.gemm(A_s, A_s, C_f)")
+    with pytest.raises(ValueError, match=r"^<string>:13:13: LowerTileOps: function 'gemm': "
+                                         r"tile_gemm: N of B and C"):
+        tessel.build(text, target="c")
+
+
 def test_the_line_of_a_front_end_error_is_given():
     text = GEMM.replace("DT", "float32").replace("T.copy(A[by * 32, ko * 16], A_s)",
                                                  "T.copy(A[by * 32, ko * 16], A_s[0, 0])")
