@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "transform/tile_lowering.h"
+
 namespace tessel {
 namespace transform {
 
@@ -19,39 +21,11 @@ using namespace ir;  // NOLINT(build/namespaces)
 
 namespace {
 
-bool IsTileScope(const std::string& s) {
-  return s == "shared" || s == "shared.dyn" || s == "local" || s == "local.fragment";
-}
+using namespace tile_lowering;  // NOLINT(build/namespaces)
 
-// The lowest (highest = false) or highest value of t: the identity of max (min).
-PrimExpr Extreme(DataType t, bool highest) {
-  if (t.is_floating()) {
-    return FloatImm(t, highest ? std::numeric_limits<double>::infinity()
-                               : -std::numeric_limits<double>::infinity());
-  }
-  if (t.is_uint()) {
-    return highest ? MakeConst(t, t.bits() == 64 ? int64_t{-1} : (int64_t{1} << t.bits()) - 1)
-                   : MakeConst(t, 0);
-  }
-  int64_t hi =
-      t.bits() == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits() - 1)) - 1;
-  return MakeConst(t, highest ? hi : -hi - 1);
-}
-
-const CallNode* TileCall(const Stmt& s) {
-  const auto* ev = s.as<EvaluateNode>();
-  const auto* call = ev ? ev->value.as<CallNode>() : nullptr;
-  auto op = call ? call->op.as<Op>() : std::nullopt;
-  return op && IsTileOp((*op)->name) ? call : nullptr;
-}
-
-bool IsTileKernel(const ForNode* op) {
-  return op->kind == ForKind::kThreadBinding && op->annotations.count("tessel.tile_kernel");
-}
-
-class Lowerer : public StmtExprMutator {
+class Lowerer : public TileLowering {
  public:
-  explicit Lowerer(std::string function) : function_(std::move(function)) {}
+  explicit Lowerer(std::string function) : TileLowering(std::move(function)) {}
   using StmtExprMutator::VisitExpr_;
   using StmtExprMutator::VisitStmt_;
 
@@ -84,78 +58,6 @@ class Lowerer : public StmtExprMutator {
     ForKind kind = kernel ? ForKind::kParallel : ForKind::kSerial;
     if (parallel) kind = op->kind;
     return WithSpan(For(op->loop_var, op->min, op->extent, kind, body, "", ann), op->span);
-  }
-
- private:
-  [[noreturn]] void Fail(const CallNode* call, const std::string& what) const {
-    TVM_FFI_THROW(ValueError) << "LowerTileOps: function '" << function_ << "': " << what
-                              << "\n  in: " << AsText(GetRef<PrimExpr>(call));
-    TVM_FFI_UNREACHABLE();
-  }
-
-  TileRegion Region(const CallNode* call, size_t i) {
-    auto r = AsTileRegion(call->args[i]);
-    if (!r) Fail(call, "operand " + std::to_string(i) + " is not a tile_region");
-    Array<PrimExpr> starts;
-    for (const PrimExpr& s : r->starts) starts.push_back(VisitExpr(s));
-    return TileRegion{r->buffer, starts, r->extents};
-  }
-
-  // Whether the indices may leave buf's shape (only asked of buffers that are not tiles).
-  PrimExpr InBounds(const Buffer& buf, const Array<PrimExpr>& idx) {
-    if (IsTileScope(buf->scope)) return PrimExpr();
-    PrimExpr cond;
-    auto need = [&](const PrimExpr& c) {
-      if (!analyzer_.CanProve(c)) cond = cond.defined() ? And(cond, c) : c;
-    };
-    for (size_t d = 0; d < idx.size(); ++d) {
-      need(GE(idx[d], MakeConst(idx[d].dtype(), 0)));
-      need(LT(idx[d], cast(idx[d].dtype(), buf->shape[d])));
-    }
-    return cond;
-  }
-
-  PrimExpr Load(const Buffer& buf, const Array<PrimExpr>& idx, DataType to) {
-    PrimExpr v = cast(to, BufferLoad(buf, idx));
-    PrimExpr ok = InBounds(buf, idx);
-    if (!ok.defined()) return v;
-    return Call(to, builtin::if_then_else(), {ok, v, MakeConst(to, 0)});
-  }
-
-  Stmt Store(const Buffer& buf, const Array<PrimExpr>& idx, const PrimExpr& value) {
-    Stmt s = BufferStore(buf, value, idx);
-    PrimExpr ok = InBounds(buf, idx);
-    return ok.defined() ? IfThenElse(ok, s) : s;
-  }
-
-  // Loops over `extents` around body(vars), outermost first.
-  Stmt Nest(const Array<PrimExpr>& extents, const std::string& prefix,
-            const std::function<Stmt(const std::vector<Var>&)>& body) {
-    std::vector<Var> vars;
-    for (size_t d = 0; d < extents.size(); ++d) {
-      Var v(prefix + std::to_string(d), extents[d].dtype());
-      analyzer_.Bind(v, Range(MakeConst(v.dtype(), 0), extents[d]));
-      vars.push_back(v);
-    }
-    Stmt s = body(vars);
-    for (size_t d = extents.size(); d-- > 0;) {
-      s = For(vars[d], MakeConst(vars[d].dtype(), 0), extents[d], ForKind::kSerial, s);
-    }
-    return s;
-  }
-
-  static Array<PrimExpr> Offset(const Array<PrimExpr>& starts, const std::vector<Var>& vars) {
-    Array<PrimExpr> out;
-    for (size_t d = 0; d < starts.size(); ++d)
-      out.push_back(add(starts[d], cast(starts[d].dtype(), vars[d])));
-    return out;
-  }
-
-  void SameExtent(const CallNode* call, const PrimExpr& a, const PrimExpr& b,
-                  const std::string& what) {
-    if (!analyzer_.CanProveEqual(a, b)) {
-      Fail(call, what + ": " + AsText(a) + " and " + AsText(b) + " are not provably equal");
-    }
   }
 
   Stmt Copy(const CallNode* call) {
@@ -268,9 +170,7 @@ class Lowerer : public StmtExprMutator {
     });
   }
 
-  std::string function_;
   bool in_kernel_ = false;
-  arith::Analyzer analyzer_;
 };
 
 // The first tile operation or T.Kernel loop of a function (for the GPU refusal), or null.
@@ -294,14 +194,16 @@ IRModule LowerTileOps(const IRModule& mod, bool gpu) {
     const Object* first = FirstTileConstruct(f);
     if (!first) return f;
     std::string symbol = f.GetGlobalSymbol().value_or(name);
-    if (gpu) {
-      TVM_FFI_THROW(ValueError)
-          << "LowerTileOps: function '" << symbol
-          << "' is a tile program (T.Kernel, T.copy, T.gemm, ...); tile programs are lowered for "
-             "the C target only so far (layout inference and the wgmma / TMA lowering for GPUs "
-             "are not built yet): build it with target=\"c\"";
-    }
     PrimFunc out = f;
+    if (gpu) {
+      out.CopyOnWrite()->body = LowerTileKernelsSIMT(f->body, symbol);
+      if (FirstTileConstruct(out)) {
+        TVM_FFI_THROW(ValueError) << "LowerTileOps: function '" << symbol
+                                  << "': a tile operation outside any T.Kernel; on a GPU it "
+                                     "needs the kernel's threads";
+      }
+      return out;
+    }
     out.CopyOnWrite()->body = Lowerer(symbol).VisitStmt(f->body);
     return out;
   });

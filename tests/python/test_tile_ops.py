@@ -140,12 +140,6 @@ def test_the_line_of_a_front_end_error_is_given():
         tessel.parse(text)
 
 
-@pytest.mark.parametrize("target", ["cuda -arch=sm_90", "metal"])
-def test_gpu_targets_refuse_tile_programs_by_name(target):
-    with pytest.raises(ValueError, match=r"function 'gemm' is a tile program .* lowered for the C "
-                                         r"target only so far"):
-        tessel.build(GEMM.replace("DT", "float16"), target=target)
-
 
 def test_ceildiv_is_the_floordiv_it_stands_for():
     f = tessel.parse("""
@@ -272,3 +266,92 @@ def test_copies_at_random_offsets_clip_like_numpy():
                     want_z[r0 + 1 + i, c0 - 2 + j] = want[i, j]
         np.testing.assert_array_equal(y, want, err_msg=f"{m}x{n} at ({r0}, {c0})")
         np.testing.assert_array_equal(z, want_z, err_msg=f"{m}x{n} at ({r0}, {c0})")
+
+
+# ---- GPU targets: the SIMT lowering (src/transform/lower_tile_ops_gpu.cc) ----
+
+import metal_emu  # noqa: E402
+from conftest import have_cuda_compiler  # noqa: E402
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("m,n,k", [(64, 64, 32), (50, 70, 37), (1, 1, 1)])
+def test_tile_gemm_on_metal_in_every_thread_order(dtype, m, n, k):
+    mod = tessel.build(GEMM.replace("DT", dtype), target="metal")
+    rng = np.random.default_rng(m + n + k)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    want = a.astype("float32") @ b.astype("float32")
+    for order, seed in metal_emu.ORDERS:
+        c = np.full((m, n), np.nan, "float32")
+        with metal_emu.installed(order, seed):
+            mod["gemm"](*[metal_emu.as_metal(x) for x in (a, b, c)])
+        np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4, err_msg=order)
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+def test_tile_epilogue_and_softmax_on_metal_in_every_thread_order():
+    fused, soft = tessel.build(FUSED, target="metal"), tessel.build(SOFTMAX, target="metal")
+    rng = np.random.default_rng(3)
+    a, w = rng.standard_normal((20, 13)).astype("float32"), rng.standard_normal((30, 13)).astype("float32")
+    x = (rng.standard_normal((37, 64)) * 4).astype("float32")
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    for order, seed in metal_emu.ORDERS:
+        c, y = np.full((20, 30), np.nan, "float32"), np.full_like(x, np.nan)
+        with metal_emu.installed(order, seed):
+            fused["fused"](*[metal_emu.as_metal(v) for v in (a, w, c)])
+            soft["softmax"](metal_emu.as_metal(x), metal_emu.as_metal(y))
+        np.testing.assert_allclose(c, np.maximum(a @ w.T * 2, 0), rtol=1e-5, atol=1e-5, err_msg=order)
+        np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6,
+                                   err_msg=order)
+
+
+@pytest.mark.parametrize("text", [GEMM.replace("DT", "float16"), FUSED, SOFTMAX])
+def test_tile_programs_compile_for_cuda(text):
+    if not have_cuda_compiler():
+        pytest.skip("no NVRTC or nvcc")
+    src = tessel.build(text, target="cuda -arch=sm_80").get_source("cuda")
+    ptx = tvm_ffi.get_global_func("tessel.codegen.CompileCUDAToPTX")(src, "sm_80")
+    assert "threadIdx.x" in src and "__syncthreads()" in src and ".entry" in ptx
+
+
+def test_simt_lowering_spreads_fragments_over_the_threads():
+    low = str(tvm_ffi.get_global_func("tessel.codegen.Lower")(
+        ir.IRModule({"gemm": tessel.parse(GEMM.replace("DT", "float32"))}), "cuda -arch=sm_80"))
+    # 32 x 32 fragment over 128 threads: 8 registers a thread.
+    assert 'C_f_local = T.allocate([8], "float32", "local")' in low
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("            C_f[i, j] = T.max(C_f[i, j] * T.float32(2), T.float32(0))",
+     "            C_f[i, j] = T.max(C_f[j, i] * T.float32(2), T.float32(0))",
+     r"inside T.Parallel, spread fragment C_f must have the loops' shape and be indexed by the "
+     r"loop variables in order"),
+    ("T.fill(C_f, T.float32(0))", "T.fill(C_f[0:8, 0:16], T.float32(0))",
+     r"a tile operation on part of fragment C_f \(only whole fragments on the GPU so far\)"),
+])
+def test_what_the_simt_lowering_cannot_do_is_said(old, new, message):
+    assert old in FUSED
+    with pytest.raises(ValueError, match=message):
+        tessel.build(FUSED.replace(old, new, 1), target="cuda -arch=sm_80")
+
+
+def _cuda_torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+@pytest.mark.skipif(_cuda_torch() is None,
+                    reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
+@pytest.mark.parametrize("m,n,k", [(64, 64, 32), (200, 130, 77)])
+def test_tile_gemm_on_a_cuda_gpu(m, n, k):
+    torch = _cuda_torch()
+    a = torch.randn(m, k, device="cuda").half()
+    b = torch.randn(k, n, device="cuda").half()
+    c = torch.full((m, n), float("nan"), device="cuda")
+    tessel.build(GEMM.replace("DT", "float16"), target="cuda")["gemm"](a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-2)

@@ -1,7 +1,8 @@
 // LowerTileOps: tile programs (include/tessel/ir/builtin_tile.h, the T.Kernel / T.copy / T.gemm
 // front end of src/ir/parser/parser_tile.cc) become loops. This is the lowering for the C target,
 // so that a tile program runs on the CPU and can be checked against NumPy; the GPU lowering (layout
-// inference over fragments, wgmma, TMA, the pipelining of T.Pipelined) is the rest of issue 16.
+// inference over fragments, wgmma, TMA, the pipelining of T.Pipelined) is the rest of issue 16;
+// until then GPU targets get the plain SIMT lowering below.
 //
 // Afterwards, for the C target (LowerTileOpsPass):
 // - tile_copy(src, dst) is a loop nest over dst's extents, dst[d + i] = cast(src[s + i]); the
@@ -19,9 +20,15 @@
 //   directly inside it) are ordinary loops, the outermost parallel; T.Parallel loops are serial
 //   (their annotation goes). Allocations keep their scopes ("shared.dyn", "local.fragment"): the
 //   C generator gives every scope the same storage.
-// For GPU targets (LowerTileOpsGPUPass), a function with a tile operation or a T.Kernel is a
-// ValueError that says so; other functions are unchanged. Functions without tile operations or
-// T.Kernel loops are returned unchanged by both.
+// For GPU targets (LowerTileOpsGPUPass), a first SIMT lowering, correct on any GPU and without
+// tensor cores (src/transform/lower_tile_ops_gpu.cc says how each operation is spread over the
+// T.Kernel's threads): a threadIdx.x loop of the kernel's thread count runs the body, fragments
+// become per-thread registers (spread round-robin, or replicated when a reduction writes them),
+// shared tiles are copied cooperatively (InjectSharedBarriers places the barriers), and T.Pipelined
+// keeps no stages. What it cannot lower yet (part of a fragment, a spread fragment indexed other
+// than by its T.Parallel loop variables, a gemm with fragment operands, a tile operation outside a
+// T.Kernel) is a ValueError that says so. Functions without tile operations or T.Kernel loops are
+// returned unchanged by both.
 #ifndef TESSEL_TRANSFORM_LOWER_TILE_OPS_H_
 #define TESSEL_TRANSFORM_LOWER_TILE_OPS_H_
 
@@ -32,7 +39,7 @@ namespace tessel {
 namespace transform {
 
 ir::IRModule LowerTileOps(const ir::IRModule& mod, bool gpu);
-// "LowerTileOps" (the C target) and "LowerTileOpsGPU" (CUDA, Metal: refuses tile programs).
+// "LowerTileOps" (the C target) and "LowerTileOpsGPU" (CUDA, Metal: the SIMT lowering).
 Pass LowerTileOpsPass();
 Pass LowerTileOpsGPUPass();
 

@@ -1,0 +1,144 @@
+// Internal to src/transform: what the CPU and GPU lowerings of tile operations share (operand
+// regions, guarded loads and stores at ragged edges, loop nests).
+#ifndef TESSEL_SRC_TRANSFORM_TILE_LOWERING_H_
+#define TESSEL_SRC_TRANSFORM_TILE_LOWERING_H_
+
+#include <tessel/arith/analyzer.h>
+#include <tessel/ir/builtin.h>
+#include <tessel/ir/builtin_tile.h>
+#include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
+#include <tessel/ir/printer.h>
+#include <tvm/ffi/error.h>
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tessel {
+namespace transform {
+namespace tile_lowering {
+
+using namespace ir;  // NOLINT(build/namespaces)
+
+inline bool IsTileScope(const std::string& s) {
+  return s == "shared" || s == "shared.dyn" || s == "local" || s == "local.fragment";
+}
+
+// The lowest (highest = false) or highest value of t: the identity of max (min).
+inline PrimExpr Extreme(DataType t, bool highest) {
+  if (t.is_floating()) {
+    return FloatImm(t, highest ? std::numeric_limits<double>::infinity()
+                               : -std::numeric_limits<double>::infinity());
+  }
+  if (t.is_uint()) {
+    return highest ? MakeConst(t, t.bits() == 64 ? int64_t{-1} : (int64_t{1} << t.bits()) - 1)
+                   : MakeConst(t, 0);
+  }
+  int64_t hi =
+      t.bits() == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits() - 1)) - 1;
+  return MakeConst(t, highest ? hi : -hi - 1);
+}
+
+inline const CallNode* TileCall(const Stmt& s) {
+  const auto* ev = s.as<EvaluateNode>();
+  const auto* call = ev ? ev->value.as<CallNode>() : nullptr;
+  auto op = call ? call->op.as<Op>() : std::nullopt;
+  return op && IsTileOp((*op)->name) ? call : nullptr;
+}
+
+inline bool IsTileKernel(const ForNode* op) {
+  return op->kind == ForKind::kThreadBinding && op->annotations.count("tessel.tile_kernel");
+}
+
+class TileLowering : public StmtExprMutator {
+ public:
+  explicit TileLowering(std::string function) : function_(std::move(function)) {}
+
+ protected:
+  [[noreturn]] void Fail(const CallNode* call, const std::string& what) const {
+    TVM_FFI_THROW(ValueError) << "LowerTileOps: function '" << function_ << "': " << what
+                              << "\n  in: " << AsText(GetRef<PrimExpr>(call));
+    TVM_FFI_UNREACHABLE();
+  }
+
+  TileRegion Region(const CallNode* call, size_t i) {
+    auto r = AsTileRegion(call->args[i]);
+    if (!r) Fail(call, "operand " + std::to_string(i) + " is not a tile_region");
+    Array<PrimExpr> starts;
+    for (const PrimExpr& s : r->starts) starts.push_back(VisitExpr(s));
+    return TileRegion{r->buffer, starts, r->extents};
+  }
+
+  // Whether the indices may leave buf's shape (only asked of buffers that are not tiles).
+  PrimExpr InBounds(const Buffer& buf, const Array<PrimExpr>& idx) {
+    if (IsTileScope(buf->scope)) return PrimExpr();
+    PrimExpr cond;
+    auto need = [&](const PrimExpr& c) {
+      if (!analyzer_.CanProve(c)) cond = cond.defined() ? And(cond, c) : c;
+    };
+    for (size_t d = 0; d < idx.size(); ++d) {
+      need(GE(idx[d], MakeConst(idx[d].dtype(), 0)));
+      need(LT(idx[d], cast(idx[d].dtype(), buf->shape[d])));
+    }
+    return cond;
+  }
+
+  PrimExpr Load(const Buffer& buf, const Array<PrimExpr>& idx, DataType to) {
+    PrimExpr v = cast(to, BufferLoad(buf, idx));
+    PrimExpr ok = InBounds(buf, idx);
+    if (!ok.defined()) return v;
+    return Call(to, builtin::if_then_else(), {ok, v, MakeConst(to, 0)});
+  }
+
+  Stmt Store(const Buffer& buf, const Array<PrimExpr>& idx, const PrimExpr& value) {
+    Stmt s = BufferStore(buf, value, idx);
+    PrimExpr ok = InBounds(buf, idx);
+    return ok.defined() ? IfThenElse(ok, s) : s;
+  }
+
+  // Loops over `extents` around body(vars), outermost first.
+  Stmt Nest(const Array<PrimExpr>& extents, const std::string& prefix,
+            const std::function<Stmt(const std::vector<Var>&)>& body) {
+    std::vector<Var> vars;
+    for (size_t d = 0; d < extents.size(); ++d) {
+      Var v(prefix + std::to_string(d), extents[d].dtype());
+      analyzer_.Bind(v, Range(MakeConst(v.dtype(), 0), extents[d]));
+      vars.push_back(v);
+    }
+    Stmt s = body(vars);
+    for (size_t d = extents.size(); d-- > 0;) {
+      s = For(vars[d], MakeConst(vars[d].dtype(), 0), extents[d], ForKind::kSerial, s);
+    }
+    return s;
+  }
+
+  static Array<PrimExpr> Offset(const Array<PrimExpr>& starts, const std::vector<Var>& vars) {
+    Array<PrimExpr> out;
+    for (size_t d = 0; d < starts.size(); ++d)
+      out.push_back(add(starts[d], cast(starts[d].dtype(), vars[d])));
+    return out;
+  }
+
+  void SameExtent(const CallNode* call, const PrimExpr& a, const PrimExpr& b,
+                  const std::string& what) {
+    if (!analyzer_.CanProveEqual(a, b)) {
+      Fail(call, what + ": " + AsText(a) + " and " + AsText(b) + " are not provably equal");
+    }
+  }
+
+  std::string function_;
+  arith::Analyzer analyzer_;
+};
+
+// The SIMT lowering of the T.Kernels of a function body for GPU targets
+// (src/transform/lower_tile_ops_gpu.cc).
+Stmt LowerTileKernelsSIMT(const Stmt& body, const std::string& function);
+
+}  // namespace tile_lowering
+}  // namespace transform
+}  // namespace tessel
+
+#endif  // TESSEL_SRC_TRANSFORM_TILE_LOWERING_H_
