@@ -31,13 +31,7 @@ class Lowerer : public TileLowering {
 
   Stmt VisitStmt_(const EvaluateNode* op) override {
     const CallNode* call = TileCall(GetRef<Stmt>(op));
-    if (!call) return StmtExprMutator::VisitStmt_(op);
-    std::string name = (*call->op.as<Op>())->name;
-    Stmt out = name == "tile_copy"     ? Copy(call)
-               : name == "tile_fill"   ? Fill(call)
-               : name == "tile_reduce" ? Reduce(call)
-                                       : Gemm(call);
-    return WithSpan(out, op->span);
+    return call ? LowerTileCall(op, call) : StmtExprMutator::VisitStmt_(op);
   }
 
   Stmt VisitStmt_(const ForNode* op) override {
@@ -60,7 +54,7 @@ class Lowerer : public TileLowering {
     return WithSpan(For(op->loop_var, op->min, op->extent, kind, body, "", ann), op->span);
   }
 
-  Stmt Copy(const CallNode* call) {
+  Stmt Copy(const CallNode* call) override {
     TileRegion src = Region(call, 0), dst = Region(call, 1);
     if (src.extents.size() != dst.extents.size()) {
       Fail(call, "tile_copy between a region of rank " + std::to_string(src.extents.size()) +
@@ -77,7 +71,7 @@ class Lowerer : public TileLowering {
     });
   }
 
-  Stmt Fill(const CallNode* call) {
+  Stmt Fill(const CallNode* call) override {
     TileRegion dst = Region(call, 0);
     PrimExpr value = cast(dst.buffer->dtype, VisitExpr(call->args[1]));
     return Nest(dst.extents, "i", [&](const std::vector<Var>& v) {
@@ -85,7 +79,7 @@ class Lowerer : public TileLowering {
     });
   }
 
-  Stmt Gemm(const CallNode* call) {
+  Stmt Gemm(const CallNode* call) override {
     TileRegion a = Region(call, 0), b = Region(call, 1), c = Region(call, 2);
     auto flag = [&](size_t i) {
       auto v = AsConstInt(call->args[i]);
@@ -122,7 +116,7 @@ class Lowerer : public TileLowering {
     return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
   }
 
-  Stmt Reduce(const CallNode* call) {
+  Stmt Reduce(const CallNode* call) override {
     TileRegion src = Region(call, 0), dst = Region(call, 1);
     const auto* kind = call->args[2].as<StringImmNode>();
     auto dim = AsConstInt(call->args[3]);

@@ -56,13 +56,7 @@ class Simt : public TileLowering {
 
   Stmt VisitStmt_(const EvaluateNode* op) override {
     const CallNode* call = in_kernel_ ? TileCall(GetRef<Stmt>(op)) : nullptr;
-    if (!call) return StmtExprMutator::VisitStmt_(op);
-    std::string name = (*call->op.as<Op>())->name;
-    Stmt out = name == "tile_copy"     ? Copy(call)
-               : name == "tile_fill"   ? Fill(call)
-               : name == "tile_reduce" ? Reduce(call)
-                                       : Gemm(call);
-    return WithSpan(out, op->span);
+    return call ? LowerTileCall(op, call) : StmtExprMutator::VisitStmt_(op);
   }
 
   // Replicated fragments outside T.Parallel: each thread's own full copy.
@@ -163,7 +157,7 @@ class Simt : public TileLowering {
     return out;
   }
 
-  Stmt Copy(const CallNode* call) {
+  Stmt Copy(const CallNode* call) override {
     TileRegion src = Region(call, 0), dst = Region(call, 1);
     if (src.extents.size() != dst.extents.size()) {
       Fail(call, "tile_copy between regions of rank " + std::to_string(src.extents.size()) +
@@ -207,7 +201,7 @@ class Simt : public TileLowering {
     });
   }
 
-  Stmt Fill(const CallNode* call) {
+  Stmt Fill(const CallNode* call) override {
     TileRegion dst = Region(call, 0);
     PrimExpr value = cast(dst.buffer->dtype, VisitExpr(call->args[1]));
     std::vector<int64_t> shape = ConstShape(dst.extents, "tile_fill");
@@ -223,7 +217,7 @@ class Simt : public TileLowering {
     });
   }
 
-  Stmt Gemm(const CallNode* call) {
+  Stmt Gemm(const CallNode* call) override {
     TileRegion a = Region(call, 0), b = Region(call, 1), c = Region(call, 2);
     bool ta = ConstOf(call->args[3]) == 1, tb = ConstOf(call->args[4]) == 1;
     bool clear = ConstOf(call->args[5]) == 1;
@@ -255,7 +249,7 @@ class Simt : public TileLowering {
     });
   }
 
-  Stmt Reduce(const CallNode* call) {
+  Stmt Reduce(const CallNode* call) override {
     TileRegion src = Region(call, 0), dst = Region(call, 1);
     std::string kind = call->args[2].as<StringImmNode>()
                            ? std::string(call->args[2].as<StringImmNode>()->value)

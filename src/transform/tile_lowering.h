@@ -58,6 +58,22 @@ class TileLowering : public StmtExprMutator {
   explicit TileLowering(std::string function) : function_(std::move(function)) {}
 
  protected:
+  // The lowering of each tile operation, per target.
+  virtual Stmt Copy(const CallNode* call) = 0;
+  virtual Stmt Fill(const CallNode* call) = 0;
+  virtual Stmt Gemm(const CallNode* call) = 0;
+  virtual Stmt Reduce(const CallNode* call) = 0;
+
+  // `op`, the statement of tile operation `call`, lowered.
+  Stmt LowerTileCall(const EvaluateNode* op, const CallNode* call) {
+    std::string name = (*call->op.as<Op>())->name;
+    Stmt out = name == "tile_copy"     ? Copy(call)
+               : name == "tile_fill"   ? Fill(call)
+               : name == "tile_reduce" ? Reduce(call)
+                                       : Gemm(call);
+    return WithSpan(out, op->span);
+  }
+
   [[noreturn]] void Fail(const CallNode* call, const std::string& what) const {
     TVM_FFI_THROW(ValueError) << "LowerTileOps: function '" << function_ << "': " << what
                               << "\n  in: " << AsText(GetRef<PrimExpr>(call));
