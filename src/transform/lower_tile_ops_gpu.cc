@@ -17,7 +17,8 @@
 // - a T.Parallel nest over a spread fragment's shape runs each thread over its own elements; inside
 //   it, the fragment must be indexed by the loop variables themselves (A_f[i, j]), and replicated
 //   fragments may be indexed freely;
-// - T.Pipelined keeps no stages yet (the loop runs as written).
+// - a T.Pipelined loop keeps its stages annotation: its cooperative copies into shared tiles are
+//   what SoftwarePipeline(Async) stages later (cp.async for 4, 8 or 16 bytes).
 #include <tessel/transform/lower_tile_ops.h>
 
 #include <unordered_map>
@@ -49,7 +50,6 @@ class Simt : public TileLowering {
     analyzer_.Bind(op->loop_var, Range(op->min, op->extent), true);
     Stmt body = VisitStmt(op->body);
     Map<String, Any> ann = op->annotations;
-    ann.erase("tessel.pipeline_stages");
     return WithSpan(For(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag, ann),
                     op->span);
   }

@@ -316,6 +316,16 @@ def test_tile_programs_compile_for_cuda(text):
     assert "threadIdx.x" in src and "__syncthreads()" in src and ".entry" in ptx
 
 
+def test_t_pipelined_becomes_a_cp_async_ring_that_verify_pipeline_accepts():
+    from test_software_pipeline import lower, verify  # noqa: PLC0415
+
+    text = GEMM.replace("DT", "float32")
+    low = lower(text, "cuda -arch=sm_80")
+    assert "T.ptx_cp_async(" in str(low) and "T.ptx_cp_async_wait_group(1)" in str(low)
+    assert verify(low) == []
+    assert verify(lower(GEMM.replace("DT", "float16"), "metal")) == []
+
+
 def test_simt_lowering_spreads_fragments_over_the_threads():
     low = str(tvm_ffi.get_global_func("tessel.codegen.Lower")(
         ir.IRModule({"gemm": tessel.parse(GEMM.replace("DT", "float32"))}), "cuda -arch=sm_80"))

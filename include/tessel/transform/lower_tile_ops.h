@@ -24,11 +24,12 @@
 // tensor cores (src/transform/lower_tile_ops_gpu.cc says how each operation is spread over the
 // T.Kernel's threads): a threadIdx.x loop of the kernel's thread count runs the body, fragments
 // become per-thread registers (spread round-robin, or replicated when a reduction writes them),
-// shared tiles are copied cooperatively (InjectSharedBarriers places the barriers), and T.Pipelined
-// keeps no stages. What it cannot lower yet (part of a fragment, a spread fragment indexed other
-// than by its T.Parallel loop variables, a gemm with fragment operands, a tile operation outside a
-// T.Kernel) is a ValueError that says so. Functions without tile operations or T.Kernel loops are
-// returned unchanged by both.
+// shared tiles are copied cooperatively (InjectSharedBarriers places the barriers), and a
+// T.Pipelined loop is left to SoftwarePipeline(Async), which stages its copies (cp.async). What it
+// cannot lower yet (part of a fragment, a spread fragment indexed other than by its T.Parallel
+// loop variables, a gemm with fragment operands, a tile operation outside a T.Kernel) is a
+// ValueError that says so. Functions without tile operations or T.Kernel loops are returned
+// unchanged by both.
 #ifndef TESSEL_TRANSFORM_LOWER_TILE_OPS_H_
 #define TESSEL_TRANSFORM_LOWER_TILE_OPS_H_
 
