@@ -20,6 +20,7 @@
 // - a T.Pipelined loop keeps its stages annotation: its cooperative copies into shared tiles are
 //   what SoftwarePipeline(Async) stages later (cp.async for 4, 8 or 16 bytes).
 #include <tessel/transform/lower_tile_ops.h>
+#include <tessel/transform/software_pipeline.h>
 
 #include <unordered_map>
 #include <unordered_set>
@@ -50,6 +51,8 @@ class Simt : public TileLowering {
     analyzer_.Bind(op->loop_var, Range(op->min, op->extent), true);
     Stmt body = VisitStmt(op->body);
     Map<String, Any> ann = op->annotations;
+    // T.Pipelined asks for stages; SoftwarePipeline takes them as a hint for this SIMT form.
+    if (ann.count("tessel.pipeline_stages")) ann.Set(kPipelineOptional, true);
     return WithSpan(For(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag, ann),
                     op->span);
   }

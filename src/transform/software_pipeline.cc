@@ -565,6 +565,7 @@ class Pipeliner : public StmtExprMutator {
     }
     Map<String, Any> annotations = op->annotations;
     annotations.erase(kPipelineStages);
+    annotations.erase(kPipelineOptional);
     if (stages == 1) {
       analyzer_.Bind(op->loop_var, Range(op->min, op->extent), true);
       Stmt body = VisitStmt(op->body);
@@ -781,14 +782,52 @@ bool HasPipelineAnnotation(const PrimFunc& f) {
 
 }  // namespace
 
-PrimFunc SoftwarePipeline(const PrimFunc& func, bool async_copies) {
-  if (!HasPipelineAnnotation(func)) return func;
+namespace {
+
+PrimFunc PipelineOnce(const PrimFunc& func, bool async_copies) {
   std::string name = func.GetGlobalSymbol().value_or("<unnamed>");
   StagedBuffers staged(name);
   staged.VisitStmt(func->body);
   Pipeliner p(name, async_copies, staged);
   p.func_body_ = func->body;
   return WithBody(func, p.VisitStmt(func->body));
+}
+
+// `func` without the stages of its optional loops (kPipelineOptional), and whether it had any.
+std::pair<PrimFunc, bool> DropOptionalStages(const PrimFunc& func) {
+  class Dropper : public StmtExprMutator {
+   public:
+    using StmtExprMutator::VisitStmt_;
+    bool dropped = false;
+    Stmt VisitStmt_(const ForNode* op) override {
+      Stmt s = StmtExprMutator::VisitStmt_(op);
+      if (!op->annotations.count(kPipelineOptional)) return s;
+      const auto* f = s.as<ForNode>();
+      Map<String, Any> ann = f->annotations;
+      ann.erase(kPipelineStages);
+      ann.erase(kPipelineOptional);
+      dropped = true;
+      return WithSpan(For(f->loop_var, f->min, f->extent, f->kind, f->body, f->thread_tag, ann),
+                      f->span);
+    }
+  } d;
+  Stmt body = d.VisitStmt(func->body);
+  return {WithBody(func, body), d.dropped};
+}
+
+}  // namespace
+
+PrimFunc SoftwarePipeline(const PrimFunc& func, bool async_copies) {
+  if (!HasPipelineAnnotation(func)) return func;
+  try {
+    return PipelineOnce(func, async_copies);
+  } catch (const tvm::ffi::Error& e) {
+    // Loops that asked for stages only as a hint (T.Pipelined in a tile program) run unstaged
+    // when their body is not in the form this pass stages; other refusals stand.
+    auto [plain, dropped] = DropOptionalStages(func);
+    if (!dropped || e.kind() != "ValueError") throw;
+    return HasPipelineAnnotation(plain) ? PipelineOnce(plain, async_copies) : plain;
+  }
 }
 
 IRModule SoftwarePipeline(const IRModule& mod, bool async_copies) {

@@ -365,3 +365,35 @@ def test_tile_gemm_on_a_cuda_gpu(m, n, k):
     c = torch.full((m, n), float("nan"), device="cuda")
     tessel.build(GEMM.replace("DT", "float16"), target="cuda")["gemm"](a, b, c)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-2)
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+def test_random_tile_shapes_and_thread_counts_give_a_gemm_on_every_target():
+    # Seeded: tile sizes, thread counts and matrix shapes drawn at random; every program is a
+    # valid GEMM, so every target must build it and the CPU and the MSL harness must compute A @ B
+    # (T.Pipelined staged where SoftwarePipeline can, run as written where it cannot).
+    rng = np.random.default_rng(2026)
+    base = GEMM.replace("DT", "float32")
+    for _ in range(12):
+        bm, bn, bk = (int(rng.choice(v)) for v in ([1, 3, 8, 16, 33], [1, 4, 7, 32], [1, 2, 5, 16]))
+        threads = int(rng.choice([1, 32, 64, 256]))
+        text = (base.replace("T.ceildiv(N, 32)", f"T.ceildiv(N, {bn})")
+                .replace("T.ceildiv(M, 32)", f"T.ceildiv(M, {bm})")
+                .replace("T.ceildiv(K, 16)", f"T.ceildiv(K, {bk})")
+                .replace("(32, 16)", f"({bm}, {bk})").replace("(16, 32)", f"({bk}, {bn})")
+                .replace("(32, 32)", f"({bm}, {bn})").replace("by * 32", f"by * {bm}")
+                .replace("bx * 32", f"bx * {bn}").replace("ko * 16", f"ko * {bk}")
+                .replace("threads=128", f"threads={threads}"))
+        m, n, k = (int(v) for v in rng.integers(1, 40, 3))
+        a = rng.standard_normal((m, k)).astype("float32")
+        b = rng.standard_normal((k, n)).astype("float32")
+        where = f"tiles {bm}x{bn}x{bk}, {threads} threads, {m}x{n}x{k}"
+        c = np.full((m, n), np.nan, "float32")
+        run(text, "gemm", a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4, err_msg="c: " + where)
+        tessel.build(text, target="cuda -arch=sm_80")
+        mod = tessel.build(text, target="metal")
+        c = np.full((m, n), np.nan, "float32")
+        with metal_emu.installed("random", 7):
+            mod["gemm"](*[metal_emu.as_metal(x) for x in (a, b, c)])
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4, err_msg="metal: " + where)

@@ -41,6 +41,9 @@ namespace transform {
 // warp split (refused for now).
 constexpr const char* kPipelineStages = "tessel.pipeline_stages";
 constexpr const char* kPipelineWarpSplit = "tessel.pipeline_warp_split";
+// On a loop with kPipelineStages: the stages are a hint (a tile program's T.Pipelined). When this
+// pass cannot stage the function as written, such loops run unstaged instead of the error.
+constexpr const char* kPipelineOptional = "tessel.pipeline_optional";
 // What the pass leaves: the pipelined loop's annotation (S) and each staged allocation's stage
 // stride in elements. VerifyPipeline reads both.
 constexpr const char* kPipelinedLoop = "tessel.pipelined";
