@@ -5,7 +5,6 @@
 #include <tessel/ir/functor.h>
 #include <tessel/ir/span.h>
 #include <tessel/support/env.h>
-#include <tessel/transform/lower_tile_ops.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
@@ -44,23 +43,42 @@ std::string Symbol(const String& name, const ir::PrimFunc& f) {
   return std::string(f.GetGlobalSymbol().value_or(name));
 }
 
-// The first GPU thread binding in `f`, described, or "" when there is none.
+// The first GPU thread binding in `f`, described, or "" when there is none. The blockIdx loops of
+// a tile program's T.Kernel (annotated "tessel.tile_kernel") are not GPU code: LowerTileOps turns
+// them into loops for the C target.
 std::string FindThreadBinding(const ir::PrimFunc& f) {
-  std::string found;
-  ir::PostOrderVisit(f->body, [&](const tvm::ffi::ObjectRef& n) {
-    if (!found.empty()) return;
-    if (const auto* loop = n.as<ir::ForNode>()) {
-      if (loop->kind == ir::ForKind::kThreadBinding) {
+  class Finder : public ir::StmtExprVisitor {
+   public:
+    using ir::StmtExprVisitor::VisitStmt_;
+    std::string found;
+    void VisitStmt_(const ir::ForNode* loop) override {
+      if (!found.empty()) return;
+      bool kernel = loop->annotations.count("tessel.tile_kernel") != 0;
+      bool block = std::string(loop->thread_tag).rfind("blockIdx", 0) == 0;
+      if (loop->kind == ir::ForKind::kThreadBinding && !(block && (kernel || in_kernel_))) {
         found = "loop " + std::string(loop->loop_var->name_hint) + " is bound to " +
                 std::string(loop->thread_tag);
+        return;
       }
-    } else if (const auto* attr = n.as<ir::AttrStmtNode>()) {
+      bool saved = in_kernel_;
+      in_kernel_ = in_kernel_ || kernel;
+      ir::StmtExprVisitor::VisitStmt_(loop);
+      in_kernel_ = saved;
+    }
+    void VisitStmt_(const ir::AttrStmtNode* attr) override {
+      if (!found.empty()) return;
       if (attr->attr_key == "thread_extent" || attr->attr_key == "virtual_thread") {
         found = "it has a " + std::string(attr->attr_key) + " attribute";
+        return;
       }
+      ir::StmtExprVisitor::VisitStmt_(attr);
     }
-  });
-  return found;
+
+   private:
+    bool in_kernel_ = false;
+  } finder;
+  finder.VisitStmt(f->body);
+  return finder.found;
 }
 
 uint64_t Fnv1a(const std::string& data, uint64_t basis) {
@@ -200,11 +218,8 @@ std::vector<String> LowerPipeline(const target::Target& target) {
 ir::IRModule Lower(const ir::IRModule& mod, const target::Target& target) {
   std::vector<String> names = LowerPipeline(target);
   if (target->kind == "c") {
-    // A T.Kernel's block loops are the C target's to lower (LowerTileOps); only other bindings
-    // mean GPU code.
-    ir::IRModule cpu = ir::CallNamingErrorSpan([&] { return transform::LowerTileOps(mod, false); });
-    for (const String& name : cpu.FunctionNames()) {
-      std::string where = FindThreadBinding(cpu->functions.at(name));
+    for (const String& name : mod.FunctionNames()) {
+      std::string where = FindThreadBinding(mod->functions.at(name));
       if (!where.empty()) {
         TVM_FFI_THROW(ValueError) << Symbol(name, mod->functions.at(name))
                                   << ": thread bindings need a GPU target (" << where

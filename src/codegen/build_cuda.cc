@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 namespace tessel {
 namespace codegen {
@@ -131,6 +132,31 @@ void CheckArchFeatures(const ir::PrimFunc& f, const std::string& symbol, const s
   }
 }
 
+// A TMA copy names as many coordinates as its tensor map has dimensions; PTX takes the rank from
+// the instruction, and a mismatch would read the map wrongly at run time.
+void CheckTmaRanks(const ir::PrimFunc& f, const std::string& symbol) {
+  std::unordered_map<const ir::VarNode*, const transform::KernelTensorMap*> maps;
+  std::vector<transform::KernelTensorMap> list = transform::KernelTensorMaps(f);
+  for (const transform::KernelTensorMap& m : list) maps[f->params[m.param].get()] = &m;
+  ir::PostOrderVisit(f->body, [&](const tvm::ffi::ObjectRef& n) {
+    const auto* call = n.as<ir::CallNode>();
+    auto op = call ? call->op.as<ir::Op>() : std::nullopt;
+    if (!op || ((*op)->name != "ptx_tma_load" && (*op)->name != "ptx_tma_store")) return;
+    bool load = (*op)->name == "ptx_tma_load";
+    if (call->args.size() < (load ? 2u : 1u)) return;
+    const auto* var = call->args[load ? 1 : 0].as<ir::VarNode>();
+    auto it = var ? maps.find(var) : maps.end();
+    if (it == maps.end()) return;
+    size_t coords = call->args.size() - (load ? 3 : 2);
+    if (coords != it->second->box.size()) {
+      TVM_FFI_THROW(ValueError) << "target cuda: kernel " << symbol << ": " << (*op)->name
+                                << " gives " << coords << " coordinate" << (coords == 1 ? "" : "s")
+                                << " for the tensor map of " << it->second->tensor << ", of rank "
+                                << it->second->box.size();
+    }
+  });
+}
+
 }  // namespace
 
 CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
@@ -186,6 +212,7 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
                                 << arch;
     }
     CheckArchFeatures(f, symbol, arch);
+    CheckTmaRanks(f, symbol);
     data.kernels.push_back(info);
   }
   ir::IRModule device_mod(device_funcs);

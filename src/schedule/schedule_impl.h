@@ -5,6 +5,7 @@
 
 #include <tessel/arith/analyzer.h>
 #include <tessel/ir/functor.h>
+#include <tessel/ir/substitute.h>
 #include <tessel/schedule/schedule.h>
 
 #include <functional>
@@ -75,20 +76,7 @@ class Impl {
 // An analyzer that knows the ranges of `loops`.
 void BindLoops(arith::Analyzer* analyzer, const std::vector<const ir::ForNode*>& loops);
 
-// Replaces variables in expressions and statements.
-class VarSubstituter : public ir::StmtExprMutator {
- public:
-  explicit VarSubstituter(std::unordered_map<const ir::VarNode*, ir::PrimExpr> vmap)
-      : vmap_(std::move(vmap)) {}
-  using ir::StmtExprMutator::VisitExpr_;
-  ir::PrimExpr VisitExpr_(const ir::VarNode* op) override {
-    auto it = vmap_.find(op);
-    return it == vmap_.end() ? ir::GetRef<ir::PrimExpr>(op) : it->second;
-  }
-
- private:
-  std::unordered_map<const ir::VarNode*, ir::PrimExpr> vmap_;
-};
+using ir::VarSubstituter;
 
 // `root` with the statement `target` replaced by `replacement` (`root` itself when absent).
 ir::Stmt ReplaceIn(const ir::Stmt& root, const ir::Stmt& target, const ir::Stmt& replacement);

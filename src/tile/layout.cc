@@ -5,6 +5,7 @@
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
+#include <tessel/ir/substitute.h>
 #include <tessel/tile/layout.h>
 #include <tessel/transform/swizzle_layout.h>
 #include <tvm/ffi/error.h>
@@ -84,23 +85,6 @@ std::unordered_map<const VarNode*, int64_t> Env(const Array<Var>& vars,
   return env;
 }
 
-// e with vars[dim] replaced by `by`.
-PrimExpr Substitute(const PrimExpr& e, const Var& v, const PrimExpr& by) {
-  class S : public ExprMutator {
-   public:
-    S(const VarNode* v, PrimExpr by) : v_(v), by_(std::move(by)) {}
-    using ExprMutator::VisitExpr_;
-    PrimExpr VisitExpr_(const VarNode* op) override {
-      return op == v_ ? by_ : tvm::ffi::GetRef<PrimExpr>(op);
-    }
-
-   private:
-    const VarNode* v_;
-    PrimExpr by_;
-  };
-  return S(v.get(), by).VisitExpr(e);
-}
-
 Fragment Reshaped(const Fragment& f, int dim, int64_t times, bool threads) {
   if (dim < 0 || static_cast<size_t>(dim) >= f->shape.size() || times < 1) {
     TVM_FFI_THROW(ValueError) << "tile layout: dimension " << dim << " and factor " << times
@@ -113,12 +97,11 @@ Fragment Reshaped(const Fragment& f, int dim, int64_t times, bool threads) {
   // The inner fragment sees index dim modulo its extent; the copy is index / extent.
   PrimExpr inner_dim = floormod(vars[dim], Int32(extent));
   PrimExpr copy = floordiv(vars[dim], Int32(extent));
-  PrimExpr thread = f->thread, local = f->local;
+  VarMap sub;
   for (size_t d = 0; d < shape.size(); ++d) {
-    PrimExpr by = static_cast<int>(d) == dim ? inner_dim : PrimExpr(vars[d]);
-    thread = Substitute(thread, f->vars[d], by);
-    local = Substitute(local, f->vars[d], by);
+    sub[f->vars[d].get()] = static_cast<int>(d) == dim ? inner_dim : PrimExpr(vars[d]);
   }
+  PrimExpr thread = Substitute(f->thread, sub), local = Substitute(f->local, sub);
   arith::Analyzer ana;
   if (threads) {
     thread = ana.Simplify(add(thread, mul(copy, Int32(f->threads))));
@@ -251,7 +234,6 @@ std::string CheckFragment(const Fragment& f, bool dense) {
   std::vector<std::pair<int64_t, int64_t>> owner(f->threads * f->locals, {-1, -1});
   std::vector<std::vector<int64_t>> seen;
   std::string error;
-  int64_t index = 0;
   ForEachPoint(f->shape, [&](const std::vector<int64_t>& p) {
     for (int64_t r = 0; r < f->replicate && error.empty(); ++r) {
       std::vector<int64_t> at = FragmentAt(f, p, r);
@@ -272,7 +254,6 @@ std::string CheckFragment(const Fragment& f, bool dense) {
       o = {static_cast<int64_t>(seen.size()), r};
     }
     seen.push_back(p);
-    ++index;
   });
   if (!error.empty() || !dense) return error;
   for (int64_t k = 0; k < f->threads * f->locals; ++k) {

@@ -7,6 +7,7 @@
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/span.h>
+#include <tessel/ir/substitute.h>
 #include <tessel/transform/lower_cross_thread_reduction.h>
 #include <tessel/transform/pass.h>
 #include <tvm/ffi/extra/structural_equal.h>
@@ -95,19 +96,6 @@ bool ReadsBuffer(const PrimExpr& e, const Buffer& buf) {
 bool SameIndices(const Array<PrimExpr>& a, const Array<PrimExpr>& b) {
   return tvm::ffi::StructuralEqual::Equal(a, b);
 }
-
-class Substituter : public ExprMutator {
- public:
-  explicit Substituter(const std::unordered_map<const VarNode*, PrimExpr>& vmap) : vmap_(vmap) {}
-  using ExprMutator::VisitExpr_;
-  PrimExpr VisitExpr_(const VarNode* op) override {
-    auto it = vmap_.find(op);
-    return it == vmap_.end() ? GetRef<PrimExpr>(op) : it->second;
-  }
-
- private:
-  const std::unordered_map<const VarNode*, PrimExpr>& vmap_;
-};
 
 // A supported reduction block, with the block's iteration variables already substituted.
 struct Reduction {
@@ -301,13 +289,12 @@ class CrossThreadReductionLowerer : public StmtExprMutator {
           Uses(init->value, reduce_threads) || Uses(init->value, serial_vars)) {
         return std::nullopt;
       }
-      red.init = Substituter(vmap).VisitExpr(init->value);
+      red.init = Substitute(init->value, vmap);
     }
-    Substituter subst(vmap);
     red.buffer = store->buffer;
     red.indices = Array<PrimExpr>();
-    for (const PrimExpr& i : store->indices) red.indices.push_back(subst.VisitExpr(i));
-    red.value = subst.VisitExpr(value);
+    for (const PrimExpr& i : store->indices) red.indices.push_back(Substitute(i, vmap));
+    red.value = Substitute(value, vmap);
     return red;
   }
 

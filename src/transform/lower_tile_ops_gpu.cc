@@ -19,6 +19,7 @@
 //   fragments may be indexed freely;
 // - a T.Pipelined loop keeps its stages annotation: its cooperative copies into shared tiles are
 //   what SoftwarePipeline(Async) stages later (cp.async for 4, 8 or 16 bytes).
+#include <tessel/ir/substitute.h>
 #include <tessel/transform/lower_tile_ops.h>
 #include <tessel/transform/software_pipeline.h>
 
@@ -367,27 +368,11 @@ class Simt : public TileLowering {
       };
       Stmt s = Own(this, vars, shape, r).VisitStmt(body);
       Array<PrimExpr> at = Unflat(e, shape);
-      std::unordered_map<const VarNode*, PrimExpr> sub;
+      VarMap sub;
       for (size_t d = 0; d < loops.size(); ++d) sub[loops[d]->loop_var.get()] = at[d];
       s = Substitute(s, sub);
       return VisitStmt(s);
     });
-  }
-
-  static Stmt Substitute(const Stmt& s, const std::unordered_map<const VarNode*, PrimExpr>& sub) {
-    class S : public StmtExprMutator {
-     public:
-      explicit S(const std::unordered_map<const VarNode*, PrimExpr>& m) : m_(m) {}
-      using StmtExprMutator::VisitExpr_;
-      PrimExpr VisitExpr_(const VarNode* op) override {
-        auto it = m_.find(op);
-        return it == m_.end() ? GetRef<PrimExpr>(op) : it->second;
-      }
-
-     private:
-      const std::unordered_map<const VarNode*, PrimExpr>& m_;
-    };
-    return S(sub).VisitStmt(s);
   }
 
   Stmt Kernel(const ForNode* k) {
@@ -405,31 +390,39 @@ class Simt : public TileLowering {
       body = b->body;
     }
     for (const ForNode* b : blocks) analyzer_.Bind(b->loop_var, Range(b->min, b->extent), true);
-    // The allocations at the top of the kernel: shared ones stay outside the thread loop,
-    // fragments and locals go inside it.
-    struct Decl {
-      const AllocateNode* alloc;
-      Buffer buffer;
-    };
-    std::vector<Decl> shared, per_thread;
-    std::unordered_map<const VarNode*, size_t> pending;
-    std::vector<const AllocateNode*> allocs;
+    // The allocations and declarations at the top of the kernel, in order: shared ones stay
+    // outside the thread loop, fragments become per-thread registers, the rest go inside it.
+    std::vector<Stmt> outer, inner;
+    std::vector<const DeclBufferNode*> fragments;
+    std::unordered_set<const VarNode*> shared_vars, fragment_vars;
     while (true) {
       if (const auto* a = body.as<AllocateNode>()) {
-        allocs.push_back(a);
+        std::string scope = a->buffer_var->storage_scope;
+        if (scope == "local.fragment") {
+          fragment_vars.insert(a->buffer_var.get());
+        } else if (scope == "shared" || scope == "shared.dyn") {
+          shared_vars.insert(a->buffer_var.get());
+          outer.push_back(body);
+        } else {
+          inner.push_back(body);
+        }
         body = a->body;
       } else if (const auto* d = body.as<DeclBufferNode>()) {
-        for (const AllocateNode* a : allocs) {
-          if (a->buffer_var.same_as(d->buffer->data)) {
-            std::string scope = a->buffer_var->storage_scope;
-            (scope == "shared" || scope == "shared.dyn" ? shared : per_thread)
-                .push_back({a, d->buffer});
-          }
+        const VarNode* data = d->buffer->data.get();
+        if (fragment_vars.count(data)) {
+          fragments.push_back(d);
+          fragment_vars.erase(data);
+        } else {
+          (shared_vars.count(data) ? outer : inner).push_back(body);
         }
         body = d->body;
       } else {
         break;
       }
+    }
+    if (!fragment_vars.empty()) {
+      FailAt("fragment " + std::string((*fragment_vars.begin())->name_hint) +
+             " is allocated without a buffer declaration (use T.alloc_fragment)");
     }
     std::unordered_set<const VarNode*> replicated;
     PostOrderVisit(body, [&](const ObjectRef& n) {
@@ -441,40 +434,31 @@ class Simt : public TileLowering {
     });
     tx_ = Var("tx");
     analyzer_.Bind(tx_, Range(Int32(0), Int32(threads_)), true);
-    for (const Decl& d : per_thread) {
-      if (std::string(d.alloc->buffer_var->storage_scope) != "local.fragment") continue;
+    for (const DeclBufferNode* d : fragments) {
       Frag f;
-      f.logical = d.buffer;
-      f.shape = ConstShape(d.buffer->shape, "fragment " + std::string(d.buffer->name));
+      f.logical = d->buffer;
+      f.shape = ConstShape(d->buffer->shape, "fragment " + std::string(d->buffer->name));
       f.size = Size(f.shape);
-      f.replicated = replicated.count(d.buffer->data.get()) != 0;
+      f.replicated = replicated.count(d->buffer->data.get()) != 0;
       int64_t regs = f.replicated ? f.size : (f.size + threads_ - 1) / threads_;
-      f.local = MakeBuffer(std::string(d.buffer->name) + "_local", d.buffer->dtype, {Int32(regs)},
+      f.local = MakeBuffer(std::string(d->buffer->name) + "_local", d->buffer->dtype, {Int32(regs)},
                            "local");
-      frags_[d.buffer->data.get()] = f;
+      frags_[d->buffer->data.get()] = f;
     }
     in_kernel_ = true;
     Stmt lowered = VisitStmt(body);
     in_kernel_ = false;
-    for (const Decl& d : per_thread) {
-      auto it = frags_.find(d.buffer->data.get());
-      if (it != frags_.end()) {
-        const Buffer& l = it->second.local;
-        lowered = Allocate(l->data, l->dtype, {l->shape[0]}, MakeConst(DataType::Bool(), 1),
-                           DeclBuffer(l, lowered));
-      } else {
-        lowered = Allocate(d.alloc->buffer_var, d.alloc->dtype, d.alloc->extents,
-                           d.alloc->condition, DeclBuffer(d.buffer, lowered), d.alloc->annotations);
-      }
+    for (const DeclBufferNode* d : fragments) {
+      const Buffer& l = frags_.at(d->buffer->data.get()).local;
+      lowered = Allocate(l->data, l->dtype, {l->shape[0]}, MakeConst(DataType::Bool(), 1),
+                         DeclBuffer(l, lowered));
     }
+    for (auto it = inner.rbegin(); it != inner.rend(); ++it) lowered = Rewrap(*it, lowered);
     Stmt s = For(tx_, Int32(0), Int32(threads_), ForKind::kThreadBinding, lowered, "threadIdx.x");
     for (const Buffer& b : scratch_) {
       s = Allocate(b->data, b->dtype, b->shape, MakeConst(DataType::Bool(), 1), DeclBuffer(b, s));
     }
-    for (auto it = shared.rbegin(); it != shared.rend(); ++it) {
-      s = Allocate(it->alloc->buffer_var, it->alloc->dtype, it->alloc->extents,
-                   it->alloc->condition, DeclBuffer(it->buffer, s), it->alloc->annotations);
-    }
+    for (auto it = outer.rbegin(); it != outer.rend(); ++it) s = Rewrap(*it, s);
     for (size_t i = blocks.size(); i-- > 0;) {
       Map<String, Any> ann = blocks[i]->annotations;
       ann.erase("tessel.tile_kernel");
@@ -485,6 +469,17 @@ class Simt : public TileLowering {
     frags_.clear();
     scratch_.clear();
     return s;
+  }
+
+  // The Allocate or DeclBuffer `w` around `body` instead of its own.
+  static Stmt Rewrap(const Stmt& w, Stmt body) {
+    if (const auto* a = w.as<AllocateNode>()) {
+      return WithSpan(
+          Allocate(a->buffer_var, a->dtype, a->extents, a->condition, body, a->annotations),
+          a->span);
+    }
+    const auto* d = w.as<DeclBufferNode>();
+    return WithSpan(DeclBuffer(d->buffer, body), d->span);
   }
 
   bool in_kernel_ = false;

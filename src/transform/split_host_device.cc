@@ -189,9 +189,10 @@ class TmaHoister : public StmtExprMutator {
   using StmtExprMutator::VisitExpr_;
   using StmtExprMutator::VisitStmt_;
 
-  TmaHoister(std::unordered_map<const VarNode*, PrimExpr>* maps,
+  // `owned` keeps each new variable alive as long as `maps` keys it by pointer.
+  TmaHoister(std::unordered_map<const VarNode*, PrimExpr>* maps, std::vector<Var>* owned,
              std::function<void(const std::string&)> fail, const VarNode* region_var)
-      : maps_(maps), fail_(std::move(fail)) {
+      : maps_(maps), owned_(owned), fail_(std::move(fail)) {
     bound_.insert(region_var);
   }
 
@@ -213,7 +214,7 @@ class TmaHoister : public StmtExprMutator {
     std::string base = "tmap";
     if (const auto* addr = op->args[2].as<VarNode>()) base = std::string(addr->name_hint) + "_tmap";
     Var v = Var::Pointer(base, DataType::Void(), "");
-    owned_.push_back(v);
+    owned_->push_back(v);
     (*maps_)[v.get()] = call;
     return v;
   }
@@ -239,9 +240,9 @@ class TmaHoister : public StmtExprMutator {
   }
 
   std::unordered_map<const VarNode*, PrimExpr>* maps_;
+  std::vector<Var>* owned_;
   std::function<void(const std::string&)> fail_;
   std::unordered_set<const VarNode*> bound_;
-  std::vector<Var> owned_;  // keeps the new variables alive while maps_ keys them by pointer
 };
 
 class Splitter : public StmtExprMutator {
@@ -298,11 +299,11 @@ class Splitter : public StmtExprMutator {
     if (mod_->functions.count(name)) {
       Fail("the kernel name '" + name + "' is taken by a function of the module");
     }
-    Stmt region_body =
-        TmaHoister(
-            &maps, [&](const std::string& msg) { Fail("kernel '" + name + "': " + msg); },
-            region->node.as<VarNode>())
-            .VisitStmt(region->body);
+    Stmt region_body = TmaHoister(
+                           &maps, &hoisted_vars_,
+                           [&](const std::string& msg) { Fail("kernel '" + name + "': " + msg); },
+                           region->node.as<VarNode>())
+                           .VisitStmt(region->body);
     // What the region needs from outside.
     FreeVarCollector outer;
     outer.Collect(region_body);
@@ -484,6 +485,7 @@ class Splitter : public StmtExprMutator {
   IRModule mod_;
   std::vector<Var> param_data_;
   std::unordered_map<const VarNode*, const AllocateNode*> allocs_;
+  std::vector<Var> hoisted_vars_;  // made for tma_descriptor calls in kernels; `maps` keys them
   arith::Analyzer analyzer_;
 };
 

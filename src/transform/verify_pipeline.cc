@@ -10,6 +10,7 @@
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
+#include <tessel/ir/substitute.h>
 #include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/software_pipeline.h>
 #include <tessel/transform/verify_pipeline.h>
@@ -57,19 +58,6 @@ std::string CallName(const Stmt& s) {
   const auto* op = call ? call->op.as<OpNode>() : nullptr;
   return op ? std::string(op->name) : std::string();
 }
-
-class Substitute : public ExprMutator {
- public:
-  explicit Substitute(const std::unordered_map<const VarNode*, PrimExpr>& m) : m_(m) {}
-  using ExprMutator::VisitExpr_;
-  PrimExpr VisitExpr_(const VarNode* op) override {
-    auto it = m_.find(op);
-    return it == m_.end() ? GetRef<PrimExpr>(op) : it->second;
-  }
-
- private:
-  const std::unordered_map<const VarNode*, PrimExpr>& m_;
-};
 
 // Turns statements into events under fixed values of some variables.
 class Walker {
@@ -182,7 +170,7 @@ class Walker {
     });
   }
 
-  PrimExpr Eval(const PrimExpr& e) { return analyzer_->Simplify(Substitute(values).VisitExpr(e)); }
+  PrimExpr Eval(const PrimExpr& e) { return analyzer_->Simplify(Substitute(e, values)); }
 
   std::optional<int64_t> StageOf(const Buffer& buf, const Array<PrimExpr>& indices, const Stmt& s) {
     auto it = stage_elems_.find(buf->data.get());
@@ -412,7 +400,7 @@ class Finder : public StmtExprVisitor {
     for (int64_t v = 0; v < 4096 && static_cast<int64_t>(found.size()) <= max_n; ++v) {
       std::unordered_map<const VarNode*, PrimExpr> m;
       for (const VarNode* x : vars) m[x] = MakeConst(x->dtype, v);
-      auto n = AsConstInt(a->Simplify(Substitute(m).VisitExpr(loop->extent)));
+      auto n = AsConstInt(a->Simplify(Substitute(loop->extent, m)));
       if (n && *n >= 0 && *n <= max_n && found.insert(*n).second) out.push_back({*n, m});
     }
     return out;
@@ -445,7 +433,7 @@ class Finder : public StmtExprVisitor {
       for (const Stmt& st : seq) {
         if (st.get() == loop) {
           after = true;
-          PrimExpr mn = analyzer.Simplify(Substitute(values).VisitExpr(loop->min));
+          PrimExpr mn = analyzer.Simplify(Substitute(loop->min, values));
           for (int64_t k = 0; k < n; ++k) {
             PrimExpr kv = analyzer.Simplify(add(mn, MakeConst(mn.dtype(), k)));
             w.values[loop->loop_var.get()] = kv;

@@ -40,10 +40,6 @@ def test_mma_accumulator_is_the_ptx_table():
     assert f.check(dense=True) == ""
 
 
-def _expr(text):
-    return text.replace("T.bitwise_xor", "xor")
-
-
 def test_the_gemm_example_stores_the_accumulator_where_the_fragment_says():
     # examples/gemm_hopper.py (run on the H200) writes acc[k] of consumer thread tx to the element
     # of its warpgroup's 64 x 256 block that the fragment layout gives for register k.

@@ -397,3 +397,36 @@ def test_random_tile_shapes_and_thread_counts_give_a_gemm_on_every_target():
         with metal_emu.installed("random", 7):
             mod["gemm"](*[metal_emu.as_metal(x) for x in (a, b, c)])
         np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4, err_msg="metal: " + where)
+
+
+# Declarations at the top of a T.Kernel that are neither tiles nor fragments: a view of a
+# parameter and a per-thread local array, kept by the GPU lowering around the right loop.
+VIEW = """
+@T.prim_func
+def scale(X: T.Buffer((M, 32), "float32"), Y: T.Buffer((M, 32), "float32")):
+    T.func_attr({"global_symbol": "scale", "tir.noalias": True})
+    with T.Kernel(T.ceildiv(M, 4), threads=32) as bx:
+        Yv = T.decl_buffer((M, 32), "float32", data=Y.data)
+        k_data = T.allocate([1], "float32", "local")
+        k = T.decl_buffer((1,), "float32", data=k_data, scope="local")
+        X_f = T.alloc_fragment((4, 32), "float32")
+        T.copy(X[bx * 4, 0], X_f)
+        for i, j in T.Parallel(4, 32):
+            k[0] = T.float32(3)
+            X_f[i, j] = X_f[i, j] * k[0]
+        T.copy(X_f, Yv[bx * 4, 0])
+"""
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+def test_other_declarations_at_the_top_of_a_kernel_are_kept():
+    x = np.random.default_rng(5).standard_normal((10, 32)).astype("float32")
+    y = np.full_like(x, np.nan)
+    run(VIEW, "scale", x, y)
+    np.testing.assert_allclose(y, x * 3, rtol=1e-6)
+    mod = tessel.build(VIEW, target="metal")
+    for order, seed in metal_emu.ORDERS:
+        y = np.full_like(x, np.nan)
+        with metal_emu.installed(order, seed):
+            mod["scale"](metal_emu.as_metal(x), metal_emu.as_metal(y))
+        np.testing.assert_allclose(y, x * 3, rtol=1e-6, err_msg=order)
