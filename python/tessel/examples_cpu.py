@@ -56,6 +56,18 @@ def _softmax(a):
     return e / e.sum(axis=1, keepdims=True)
 
 
+def _rows_f16(rng, m, n=4096):
+    return (rng.standard_normal((m, n)) * 3).astype("float16")
+
+
+def _norm(x, eps, center):
+    # In float64 from the float16 inputs: the tile examples compute in float32.
+    x = x.astype("float64")
+    if center:
+        x = x - x.mean(axis=1, keepdims=True)
+    return x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps)
+
+
 def _indices(rng, n, k, dtype):
     # About a quarter of the indices out of range on either side, to exercise the mode.
     return rng.integers(-n // 2 - 1, n + n // 2 + 2, size=k).astype(dtype)
@@ -88,6 +100,29 @@ EXAMPLES_CPU = [
         make=lambda rng, s: [_f32(rng, *s), np.zeros(s, "float32")],
         reference=lambda a, b: {1: _softmax(a)},
         rtol=1e-5, atol=1e-6),
+    # Row reductions written with tile operations (float16 rows of 4096, float32 math).
+    Example(
+        "softmax_tile",
+        shapes=[(5,), (1,), (16,)],
+        make=lambda rng, s: [_rows_f16(rng, *s), np.zeros((s[0], 4096), "float16")],
+        reference=lambda x, y: {1: _softmax(x.astype("float64"))},
+        rtol=1e-2, atol=4e-3),
+    Example(
+        "layernorm_tile",
+        shapes=[(5,), (1,), (16,)],
+        make=lambda rng, s: [_rows_f16(rng, *s), (1 + 0.5 * rng.standard_normal(4096)).astype(
+            "float16"), (0.5 * rng.standard_normal(4096)).astype("float16"),
+            np.zeros((s[0], 4096), "float16")],
+        reference=lambda x, w, b, y: {3: _norm(x, 1e-5, True) * w.astype("float64")
+                                      + b.astype("float64")},
+        rtol=1e-2, atol=4e-3),
+    Example(
+        "rmsnorm_tile",
+        shapes=[(5,), (1,), (16,)],
+        make=lambda rng, s: [_rows_f16(rng, *s), (1 + 0.5 * rng.standard_normal(4096)).astype(
+            "float16"), np.zeros((s[0], 4096), "float16")],
+        reference=lambda x, w, y: {2: _norm(x, 1e-6, False) * w.astype("float64")},
+        rtol=1e-2, atol=4e-3),
     Example(
         "take_gather",
         shapes=[(1000, 64, 32), (5, 3, 17), (1, 1, 4)],

@@ -2,18 +2,29 @@
 // plain SIMT code, correct on any GPU, no tensor cores yet.
 //
 // Inside each T.Kernel, a threadIdx.x loop of the kernel's thread count n runs the body. Shared
-// tiles stay where they are, above that loop. A fragment is spread round-robin over the threads:
-// element e (row-major) is register e / n of thread e % n. A fragment that a reduction writes is
-// replicated instead: every thread holds all of it, so that any thread can read any row statistic.
-// Then:
+// tiles stay where they are, above that loop. A fragment is spread over the threads in vectors of
+// v consecutive elements dealt round-robin ("blocked round-robin"): element e (row-major) is on
+// thread (e / v) % n, register (e / (v * n)) * v + e % v. v is chosen per fragment shape by
+// VectorWidth (16 bytes of the narrowest element the fragments of that shape hold or are copied
+// from and to, where the last extent allows; v = 1 is plain round-robin), so that every fragment of
+// one shape, and every T.Parallel nest of that shape, has the same distribution. A fragment that a
+// reduction writes is replicated instead: every thread holds all of it, so that any thread can
+// read any row statistic. Then:
 // - copies between memory tiles (global, shared) are cooperative: thread t moves elements t, t + n,
-//   ...; a copy into or out of a spread fragment moves each thread's own elements;
+//   ...; a copy into or out of a spread fragment moves each thread's own vectors, as a vectorized
+//   loop (16-byte accesses) under one guard per vector when the tensor's last extent and the
+//   region's start there are multiples of v, else element by element with a guard each;
 //   InjectSharedBarriers (later in the pipeline) puts the barriers between a copy into shared
 //   memory and its readers;
 // - T.gemm computes each thread's own elements of C (a spread fragment) as dot products over shared
 //   or global A and B;
-// - a reduction of a spread fragment goes through a shared scratch tile: each thread writes its
-//   elements, then every thread reduces every row into its replicated destination;
+// - a reduction over the last axis of a spread fragment whose rows each lie on an aligned group of
+//   threads (all n, or n / k groups of a row's vectors) goes by warp shuffles: each thread reduces
+//   its own elements of each row it holds, shuffles combine the lanes of a group within a warp,
+//   then (unless one warp holds everything) one shared slot per row and warp segment, which every
+//   thread reads back in the same order, so that all threads hold the same replicated result.
+//   Any other reduction goes through a shared scratch tile: each thread writes its elements, then
+//   every thread reduces every row into its replicated destination;
 // - a T.Parallel nest over a spread fragment's shape runs each thread over its own elements; inside
 //   it, the fragment must be indexed by the loop variables themselves (A_f[i, j]), and replicated
 //   fragments may be indexed freely;
@@ -23,6 +34,8 @@
 #include <tessel/transform/lower_tile_ops.h>
 #include <tessel/transform/software_pipeline.h>
 
+#include <algorithm>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -37,6 +50,24 @@ namespace {
 int64_t ConstOf(const PrimExpr& e) {
   auto v = AsConstInt(e);
   return v ? *v : -1;
+}
+
+int64_t Size(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return n;
+}
+
+// The vector width v of the blocked round-robin distribution of spread fragments of `shape` over
+// `threads` threads (see the file comment), given the narrowest element, in bytes, that those
+// fragments hold or are copied from and to: 16 bytes of it, so that each thread's accesses to the
+// tensor can be one 16-byte access per vector, halved until a vector never straddles two rows (v
+// divides the last extent) and every thread holds at least one vector. 1 is plain round-robin.
+int64_t VectorWidth(const std::vector<int64_t>& shape, int64_t narrowest_bytes, int64_t threads) {
+  if (shape.empty() || narrowest_bytes < 1 || narrowest_bytes > 16) return 1;
+  int64_t v = 16 / narrowest_bytes;
+  while (v > 1 && (shape.back() % v != 0 || Size(shape) < v * threads)) v /= 2;
+  return v;
 }
 
 class Simt : public TileLowering {
@@ -83,6 +114,13 @@ class Simt : public TileLowering {
     std::vector<int64_t> shape;
     int64_t size = 0;
     bool replicated = false;
+    int64_t vec = 1;  // spread fragments: the v of the blocked round-robin distribution
+  };
+
+  // A spread distribution: `size` elements of a tile of `shape` in vectors of `vec`.
+  struct Dist {
+    std::vector<int64_t> shape;
+    int64_t size = 0, vec = 1;
   };
 
   [[noreturn]] void FailAt(const std::string& what) const {
@@ -129,21 +167,88 @@ class Simt : public TileLowering {
     return out;
   }
 
-  static int64_t Size(const std::vector<int64_t>& shape) {
-    int64_t n = 1;
-    for (int64_t e : shape) n *= e;
-    return n;
+  Dist DistOf(const Frag& f) const { return Dist{f.shape, f.size, f.vec}; }
+  // The distribution of a T.Parallel nest or tile operation of this shape: that of the spread
+  // fragments of the shape.
+  Dist DistOf(const std::vector<int64_t>& shape) const {
+    auto it = vec_of_shape_.find(shape);
+    return Dist{shape, Size(shape), it == vec_of_shape_.end() ? 1 : it->second};
+  }
+  int64_t Trips(const Dist& d) const {
+    return (d.size + d.vec * threads_ - 1) / (d.vec * threads_);
   }
 
-  // for r in [0, ceil(size / n)): e = r * n + tx; if e < size: body(r, e).
-  Stmt Spread(int64_t size, const std::function<Stmt(const Var& r, const PrimExpr& e)>& body) {
-    Var r("r");
-    int64_t trips = (size + threads_ - 1) / threads_;
-    PrimExpr e = add(mul(r, Int32(threads_)), tx_);
-    analyzer_.Bind(r, Range(Int32(0), Int32(trips)), true);
-    Stmt s = body(r, e);
-    if (size % threads_ != 0) s = IfThenElse(LT(e, Int32(size)), s);
-    return For(r, Int32(0), Int32(trips), ForKind::kSerial, s);
+  // For each of this thread's vectors of d: body(j, reg0, e0), j the vector's ordinal on the
+  // thread, reg0 its first register (j * v), e0 its first element ((j * n + tx) * v). Vectors past
+  // the end are skipped (v divides the size, so a vector is in or out whole).
+  Stmt Own(
+      const Dist& d, ForKind kind,
+      const std::function<Stmt(const Var& j, const PrimExpr& reg0, const PrimExpr& e0)>& body) {
+    Var j("r");
+    int64_t trips = Trips(d);
+    analyzer_.Bind(j, Range(Int32(0), Int32(trips)), true);
+    PrimExpr e0 = mul(add(mul(j, Int32(threads_)), tx_), Int32(d.vec));
+    Stmt s = body(j, mul(j, Int32(d.vec)), e0);
+    if (d.size % (d.vec * threads_) != 0) s = IfThenElse(LT(e0, Int32(d.size)), s);
+    return For(j, Int32(0), Int32(trips), kind, s);
+  }
+
+  // The tile indices of element e0 + l of d, for a vector's first element e0 (a multiple of v,
+  // which divides the last extent, so the lanes only move the last index). When a row holds a
+  // whole number of rounds of vectors, the row is written from j alone, so that it folds to a
+  // constant once j's loop is unrolled (a replicated row statistic indexed by it stays in
+  // registers).
+  Array<PrimExpr> At(const Dist& d, const Var& j, const PrimExpr& e0, const PrimExpr& l) const {
+    int64_t last = d.shape.back(), round = d.vec * threads_;
+    Array<PrimExpr> idx;
+    if (last % round == 0 && d.shape.size() > 1) {
+      int64_t k = last / round;
+      std::vector<int64_t> rows(d.shape.begin(), d.shape.end() - 1);
+      idx = Unflat(floordiv(j, Int32(k)), rows);
+      idx.push_back(add(add(mul(floormod(j, Int32(k)), Int32(round)), mul(tx_, Int32(d.vec))), l));
+      return idx;
+    }
+    idx = Unflat(e0, d.shape);
+    idx.Set(idx.size() - 1, add(idx[idx.size() - 1], l));
+    return idx;
+  }
+
+  // for l in kind(v): body(l); just the body when v is 1.
+  static Stmt Lanes(int64_t v, ForKind kind, const std::function<Stmt(const PrimExpr& l)>& body) {
+    if (v == 1) return body(Int32(0));
+    Var l("l");
+    return For(l, Int32(0), Int32(v), kind, body(l));
+  }
+
+  // Vectorized lanes in pieces of at most 16 bytes of t, each one wide access.
+  static Stmt VectorLanes(int64_t v, DataType t,
+                          const std::function<Stmt(const PrimExpr& l)>& body) {
+    int64_t w = std::max<int64_t>(1, std::min<int64_t>(v, 16 / std::max(1, t.bytes())));
+    if (w == v) return Lanes(v, ForKind::kVectorized, body);
+    Var p("p");
+    return For(p, Int32(0), Int32(v / w), ForKind::kUnrolled,
+               Lanes(w, ForKind::kVectorized,
+                     [&](const PrimExpr& l) { return body(add(mul(p, Int32(w)), l)); }));
+  }
+
+  // The guard of a whole vector of v elements of `buf` from indices `first` (its first element):
+  // true, with `cond` undefined when no guard is needed, when the vector is provably all in or all
+  // out of the tensor (the last extent and the last index are multiples of v); false otherwise.
+  bool VectorGuard(const Buffer& buf, const Array<PrimExpr>& first, const PrimExpr& start_last,
+                   int64_t v, PrimExpr* cond) {
+    *cond = PrimExpr();
+    if (IsTileScope(buf->scope)) return true;
+    if (v > 1) {
+      PrimExpr vv = MakeConst(start_last.dtype(), v);
+      PrimExpr last = buf->shape[buf->shape.size() - 1];
+      if (!analyzer_.CanProve(EQ(floormod(start_last, vv), MakeConst(vv.dtype(), 0))) ||
+          !analyzer_.CanProve(
+              EQ(floormod(last, MakeConst(last.dtype(), v)), MakeConst(last.dtype(), 0)))) {
+        return false;
+      }
+    }
+    *cond = InBounds(buf, first);
+    return true;
   }
 
   void WholeFragment(const TileRegion& r, const Frag& f) {
@@ -159,6 +264,37 @@ class Simt : public TileLowering {
     Array<PrimExpr> out;
     for (size_t d = 0; d < a.size(); ++d) out.push_back(add(a[d], cast(a[d].dtype(), b[d])));
     return out;
+  }
+
+  // Memory (a tensor or a shared tile) <-> this thread's vectors of spread fragment f, through
+  // region `mem`: into f when `load`. One vectorized access per vector where the guard allows.
+  Stmt CopySpread(const TileRegion& mem, const Frag& f, bool load) {
+    Dist d = DistOf(f);
+    DataType ft = f.local->dtype, mt = mem.buffer->dtype;
+    return Own(
+        d, ForKind::kUnrolled, [&](const Var& j, const PrimExpr& reg0, const PrimExpr& e0) -> Stmt {
+          auto idx = [&](const PrimExpr& l) { return Add(mem.starts, At(d, j, e0, l)); };
+          auto reg = [&](const PrimExpr& l) { return add(reg0, l); };
+          PrimExpr cond;
+          if (!VectorGuard(mem.buffer, idx(Int32(0)), mem.starts[mem.starts.size() - 1], d.vec,
+                           &cond)) {
+            return Lanes(d.vec, ForKind::kUnrolled, [&](const PrimExpr& l) -> Stmt {
+              if (load) return BufferStore(f.local, Load(mem.buffer, idx(l), ft), {reg(l)});
+              return Store(mem.buffer, idx(l), cast(mt, BufferLoad(f.local, {reg(l)})));
+            });
+          }
+          Stmt s = VectorLanes(d.vec, mt, [&](const PrimExpr& l) -> Stmt {
+            if (load)
+              return BufferStore(f.local, cast(ft, BufferLoad(mem.buffer, idx(l))), {reg(l)});
+            return BufferStore(mem.buffer, cast(mt, BufferLoad(f.local, {reg(l)})), idx(l));
+          });
+          if (!cond.defined()) return s;
+          if (!load) return IfThenElse(cond, s);
+          // Reads outside the tensor give 0.
+          return IfThenElse(cond, s, VectorLanes(d.vec, ft, [&](const PrimExpr& l) -> Stmt {
+                              return BufferStore(f.local, MakeConst(ft, 0), {reg(l)});
+                            }));
+        });
   }
 
   Stmt Copy(const CallNode* call) override {
@@ -178,11 +314,14 @@ class Simt : public TileLowering {
     if (fs) WholeFragment(src, *fs);
     if (fd) WholeFragment(dst, *fd);
     if (fd && !fd->replicated) {
-      // Each thread its own elements of the destination.
-      return Spread(size, [&](const Var& r, const PrimExpr& e) {
-        PrimExpr v = fs ? (fs->replicated ? BufferLoad(fs->local, {e}) : BufferLoad(fs->local, {r}))
-                        : Load(src.buffer, Add(src.starts, Unflat(e, shape)), t);
-        return BufferStore(fd->local, cast(t, v), {r});
+      if (!fs) return CopySpread(src, *fd, true);
+      // Fragment to fragment: one shape, so one distribution.
+      Dist d = DistOf(*fd);
+      return Own(d, ForKind::kUnrolled, [&](const Var&, const PrimExpr& reg0, const PrimExpr& e0) {
+        return Lanes(d.vec, ForKind::kUnrolled, [&](const PrimExpr& l) {
+          PrimExpr v = BufferLoad(fs->local, {add(fs->replicated ? e0 : reg0, l)});
+          return BufferStore(fd->local, cast(t, v), {add(reg0, l)});
+        });
       });
     }
     if (fd) {  // replicated destination: every thread all elements
@@ -197,12 +336,14 @@ class Simt : public TileLowering {
       return For(k, Int32(0), Int32(size), ForKind::kSerial,
                  BufferStore(fd->local, cast(t, v), {k}));
     }
-    // Into memory: each thread stores its share.
-    return Spread(size, [&](const Var& r, const PrimExpr& e) {
-      PrimExpr v = fs ? (fs->replicated ? BufferLoad(fs->local, {e}) : BufferLoad(fs->local, {r}))
-                      : Load(src.buffer, Add(src.starts, Unflat(e, shape)), t);
-      return Store(dst.buffer, Add(dst.starts, Unflat(e, shape)), cast(t, v));
-    });
+    if (fs && !fs->replicated) return CopySpread(dst, *fs, false);
+    // Into memory from memory or a replicated fragment: each thread stores its share.
+    return Own(Dist{shape, size, 1}, ForKind::kSerial,
+               [&](const Var&, const PrimExpr&, const PrimExpr& e) {
+                 PrimExpr v = fs ? BufferLoad(fs->local, {e})
+                                 : Load(src.buffer, Add(src.starts, Unflat(e, shape)), t);
+                 return Store(dst.buffer, Add(dst.starts, Unflat(e, shape)), cast(t, v));
+               });
   }
 
   Stmt Fill(const CallNode* call) override {
@@ -215,10 +356,18 @@ class Simt : public TileLowering {
       Var k("k");
       return For(k, Int32(0), Int32(f->size), ForKind::kSerial, BufferStore(f->local, value, {k}));
     }
-    return Spread(Size(shape), [&](const Var& r, const PrimExpr& e) -> Stmt {
-      if (f) return BufferStore(f->local, value, {r});
-      return Store(dst.buffer, Add(dst.starts, Unflat(e, shape)), value);
-    });
+    if (f) {
+      Dist d = DistOf(*f);
+      return Own(d, ForKind::kUnrolled, [&](const Var&, const PrimExpr& reg0, const PrimExpr&) {
+        return VectorLanes(d.vec, f->local->dtype, [&](const PrimExpr& l) {
+          return BufferStore(f->local, value, {add(reg0, l)});
+        });
+      });
+    }
+    return Own(Dist{shape, Size(shape), 1}, ForKind::kSerial,
+               [&](const Var&, const PrimExpr&, const PrimExpr& e) {
+                 return Store(dst.buffer, Add(dst.starts, Unflat(e, shape)), value);
+               });
   }
 
   Stmt Gemm(const CallNode* call) override {
@@ -238,19 +387,26 @@ class Simt : public TileLowering {
     SameExtent(call, tb ? b.extents[0] : b.extents[1], c.extents[1], "tile_gemm: N of B and C");
     SameExtent(call, tb ? b.extents[1] : b.extents[0], k, "tile_gemm: K of A and B");
     DataType t = c.buffer->dtype;
-    int64_t n = fc->shape[1];
-    return Spread(fc->size, [&](const Var& r, const PrimExpr& e) {
-      PrimExpr i = floordiv(e, Int32(n)), j = floormod(e, Int32(n));
-      Var kk("kk", k.dtype());
-      Array<PrimExpr> ai = ta ? Array<PrimExpr>{kk, i} : Array<PrimExpr>{i, kk};
-      Array<PrimExpr> bi = tb ? Array<PrimExpr>{j, kk} : Array<PrimExpr>{kk, j};
-      PrimExpr acc = add(BufferLoad(fc->local, {r}), mul(Load(a.buffer, Add(a.starts, ai), t),
-                                                         Load(b.buffer, Add(b.starts, bi), t)));
-      Stmt loop =
-          For(kk, MakeConst(k.dtype(), 0), k, ForKind::kSerial, BufferStore(fc->local, acc, {r}));
-      if (!clear) return loop;
-      return SeqStmt::Flatten(Array<Stmt>{BufferStore(fc->local, MakeConst(t, 0), {r}), loop});
+    Dist d = DistOf(*fc);
+    return Own(d, ForKind::kSerial, [&](const Var& jv, const PrimExpr& reg0, const PrimExpr& e0) {
+      return Lanes(d.vec, ForKind::kSerial, [&](const PrimExpr& l) {
+        Array<PrimExpr> at = At(d, jv, e0, l);
+        PrimExpr i = at[0], j = at[1], r = add(reg0, l);
+        Var kk("kk", k.dtype());
+        Array<PrimExpr> ai = ta ? Array<PrimExpr>{kk, i} : Array<PrimExpr>{i, kk};
+        Array<PrimExpr> bi = tb ? Array<PrimExpr>{j, kk} : Array<PrimExpr>{kk, j};
+        PrimExpr acc = add(BufferLoad(fc->local, {r}), mul(Load(a.buffer, Add(a.starts, ai), t),
+                                                           Load(b.buffer, Add(b.starts, bi), t)));
+        Stmt loop =
+            For(kk, MakeConst(k.dtype(), 0), k, ForKind::kSerial, BufferStore(fc->local, acc, {r}));
+        if (!clear) return loop;
+        return SeqStmt::Flatten(Array<Stmt>{BufferStore(fc->local, MakeConst(t, 0), {r}), loop});
+      });
     });
+  }
+
+  static PrimExpr Combine(const std::string& kind, const PrimExpr& a, const PrimExpr& b) {
+    return kind == "sum" ? add(a, b) : kind == "max" ? max(a, b) : min(a, b);
   }
 
   Stmt Reduce(const CallNode* call) override {
@@ -279,6 +435,10 @@ class Simt : public TileLowering {
       Fail(call, "tile_reduce: the destination's shape is not the source's without axis " +
                      std::to_string(dim));
     }
+    if (!fs->replicated && dim + 1 == static_cast<int64_t>(fs->shape.size())) {
+      Stmt fast = RowReduce(*fs, *fd, kind, clear);
+      if (fast.defined()) return fast;
+    }
     DataType t = fd->logical->dtype;
     std::vector<Stmt> seq;
     Buffer from = fs->local;
@@ -287,9 +447,13 @@ class Simt : public TileLowering {
       Buffer scratch = MakeBuffer(std::string(fs->logical->name) + "_red", fs->logical->dtype,
                                   {Int32(fs->size)}, "shared");
       scratch_.push_back(scratch);
-      seq.push_back(Spread(fs->size, [&](const Var& r, const PrimExpr& e) {
-        return BufferStore(scratch, BufferLoad(fs->local, {r}), {e});
-      }));
+      Dist d = DistOf(*fs);
+      seq.push_back(
+          Own(d, ForKind::kUnrolled, [&](const Var&, const PrimExpr& reg0, const PrimExpr& e0) {
+            return Lanes(d.vec, ForKind::kUnrolled, [&](const PrimExpr& l) {
+              return BufferStore(scratch, BufferLoad(fs->local, {add(reg0, l)}), {add(e0, l)});
+            });
+          }));
       from = scratch;
     }
     Var o("o"), rr("rr");
@@ -302,13 +466,108 @@ class Simt : public TileLowering {
     }
     PrimExpr prev = BufferLoad(fd->local, {o});
     PrimExpr x = cast(t, BufferLoad(from, {flat}));
-    PrimExpr next = kind == "sum" ? add(prev, x) : kind == "max" ? max(prev, x) : min(prev, x);
     Stmt step = For(rr, Int32(0), Int32(fs->shape[dim]), ForKind::kSerial,
-                    BufferStore(fd->local, next, {o}));
+                    BufferStore(fd->local, Combine(kind, prev, x), {o}));
     PrimExpr identity = kind == "sum" ? MakeConst(t, 0) : Extreme(t, kind == "min");
     Stmt row =
         clear ? SeqStmt::Flatten(Array<Stmt>{BufferStore(fd->local, identity, {o}), step}) : step;
     seq.push_back(For(o, Int32(0), Int32(fd->size), ForKind::kSerial, row));
+    return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
+  }
+
+  // The reduction over the last axis of spread fragment fs by warp shuffles (see the file
+  // comment), or an undefined Stmt where it does not apply. With W = vectors in a row:
+  // - W % n == 0: every thread holds W / n vectors of every row, a row's group is all n threads;
+  // - n % W == 0: a row lies on W consecutive threads, vector j of thread t is one of row
+  //   j * (n / W) + t / W.
+  // A group of G threads spans whole warps (G % 32 == 0) or lies in one (G divides 32); n is a
+  // multiple of 32, since a shuffle needs every lane of its warp.
+  Stmt RowReduce(const Frag& fs, const Frag& fd, const std::string& kind, bool clear) {
+    int64_t n = threads_, v = fs.vec, row_len = fs.shape.back();
+    int64_t rows = fs.size / row_len, w = row_len / v;
+    if (n % 32 != 0 || row_len % v != 0) return Stmt();
+    bool all = w % n == 0;
+    if (!all && n % w != 0) return Stmt();
+    int64_t g = all ? n : w;
+    if (g > 32 ? g % 32 != 0 : 32 % g != 0) return Stmt();
+    int64_t lanes = std::min<int64_t>(g, 32), segments = g / lanes;
+    int64_t held = all ? rows : Trips(DistOf(fs));  // partial results a thread holds
+    DataType t = fd.logical->dtype;
+    PrimExpr identity = kind == "sum" ? MakeConst(t, 0) : Extreme(t, kind == "min");
+    Buffer part = MakeBuffer(std::string(fs.logical->name) + "_part", t, {Int32(held)}, "local");
+    locals_.push_back(part);
+    auto combine_into = [&](const Buffer& buf, const PrimExpr& i, const PrimExpr& x) {
+      return BufferStore(buf, Combine(kind, BufferLoad(buf, {i}), x), {i});
+    };
+    std::vector<Stmt> seq;
+    // A fresh unrolled loop for each use: a variable is bound at one place.
+    auto loop = [](const char* name, int64_t extent, const std::function<Stmt(const Var&)>& body) {
+      Var i(name);
+      return For(i, Int32(0), Int32(extent), ForKind::kUnrolled, body(i));
+    };
+    // Each thread's own elements of each row it holds.
+    if (all) {
+      int64_t per_row = w / n;
+      seq.push_back(loop("p", rows, [&](const Var& p) {
+        Stmt vecs = loop("k", per_row, [&](const Var& k) {
+          return Lanes(v, ForKind::kUnrolled, [&](const PrimExpr& l) {
+            PrimExpr reg = add(mul(add(mul(p, Int32(per_row)), k), Int32(v)), l);
+            return combine_into(part, p, cast(t, BufferLoad(fs.local, {reg})));
+          });
+        });
+        return SeqStmt::Flatten(Array<Stmt>{BufferStore(part, identity, {p}), vecs});
+      }));
+    } else {
+      seq.push_back(loop("p", held, [&](const Var& p) {
+        Stmt vec = Lanes(v, ForKind::kUnrolled, [&](const PrimExpr& l) {
+          return combine_into(part, p, cast(t, BufferLoad(fs.local, {add(mul(p, Int32(v)), l)})));
+        });
+        PrimExpr valid = LT(add(mul(p, Int32(n)), tx_), Int32(rows * w));
+        return SeqStmt::Flatten(
+            Array<Stmt>{BufferStore(part, identity, {p}), IfThenElse(valid, vec)});
+      }));
+    }
+    // The lanes of a group within a warp, by xor shuffles: every lane executes them.
+    if (lanes > 1) {
+      seq.push_back(loop("p", held, [&](const Var& p) {
+        std::vector<Stmt> shuffles;
+        for (int64_t s = lanes / 2; s >= 1; s /= 2) {
+          PrimExpr other =
+              Call(t, builtin::shfl_xor(), {BufferLoad(part, {p}), Int32(s), Int32(32)});
+          shuffles.push_back(combine_into(part, p, other));
+        }
+        return SeqStmt::Flatten(Array<Stmt>(shuffles.begin(), shuffles.end()));
+      }));
+    }
+    auto finish = [&](const std::function<PrimExpr(const PrimExpr& row, int64_t s)>& value) {
+      Var o("o");
+      std::vector<Stmt> fold;
+      for (int64_t s = 0; s < segments; ++s) {
+        fold.push_back(s == 0 && clear ? BufferStore(fd.local, value(o, s), {o})
+                                       : combine_into(fd.local, o, value(o, s)));
+      }
+      return For(o, Int32(0), Int32(rows), ForKind::kUnrolled,
+                 SeqStmt::Flatten(Array<Stmt>(fold.begin(), fold.end())));
+    };
+    if (all && n == 32) {  // one warp: every lane holds every row's result
+      seq.push_back(finish([&](const PrimExpr& o, int64_t) { return BufferLoad(part, {o}); }));
+      return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
+    }
+    // One slot per row and warp segment of its group, read back by every thread in one order.
+    Buffer slots =
+        MakeBuffer(std::string(fs.logical->name) + "_slots", t, {Int32(rows * segments)}, "shared");
+    scratch_.push_back(slots);
+    PrimExpr seg = floordiv(floormod(tx_, Int32(g)), Int32(lanes));
+    seq.push_back(loop("p", held, [&](const Var& p) {
+      PrimExpr row = all ? PrimExpr(p) : add(mul(p, Int32(n / w)), floordiv(tx_, Int32(w)));
+      PrimExpr writer = EQ(floormod(tx_, Int32(lanes)), Int32(0));
+      if (!all) writer = And(writer, LT(add(mul(p, Int32(n)), tx_), Int32(rows * w)));
+      return IfThenElse(
+          writer, BufferStore(slots, BufferLoad(part, {p}), {add(mul(row, Int32(segments)), seg)}));
+    }));
+    seq.push_back(finish([&](const PrimExpr& o, int64_t s) {
+      return BufferLoad(slots, {add(mul(o, Int32(segments)), Int32(s))});
+    }));
     return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
   }
 
@@ -329,12 +588,26 @@ class Simt : public TileLowering {
       shape.push_back(ConstOf(l->extent));
       vars.push_back(l->loop_var);
     }
-    int64_t size = Size(shape);
-    return Spread(size, [&](const Var& r, const PrimExpr& e) {
+    Dist dist = DistOf(shape);
+    return Own(dist, ForKind::kUnrolled,
+               [&](const Var& jv, const PrimExpr& reg0, const PrimExpr& e0) {
+                 return Lanes(dist.vec, ForKind::kUnrolled, [&](const PrimExpr& l) {
+                   return OwnElement(body, loops, vars, shape, add(reg0, l), At(dist, jv, e0, l));
+                 });
+               });
+  }
+
+  // The body of a T.Parallel nest for this thread's element at `at`, register r of the spread
+  // fragments of its shape.
+  Stmt OwnElement(const Stmt& body, const std::vector<const ForNode*>& loops,
+                  const Array<PrimExpr>& vars, const std::vector<int64_t>& shape, const PrimExpr& r,
+                  const Array<PrimExpr>& at) {
+    {
       // A spread fragment of this shape indexed by the loop variables: the thread's register r.
-      class Own : public StmtExprMutator {
+      class OwnRegisters : public StmtExprMutator {
        public:
-        Own(Simt* s, const Array<PrimExpr>& vars, const std::vector<int64_t>& shape, Var r)
+        OwnRegisters(Simt* s, const Array<PrimExpr>& vars, const std::vector<int64_t>& shape,
+                     PrimExpr r)
             : s_(s), vars_(vars), shape_(shape), r_(std::move(r)) {}
         using StmtExprMutator::VisitExpr_;
         using StmtExprMutator::VisitStmt_;
@@ -364,19 +637,19 @@ class Simt : public TileLowering {
         Simt* s_;
         Array<PrimExpr> vars_;
         std::vector<int64_t> shape_;
-        Var r_;
+        PrimExpr r_;
       };
-      Stmt s = Own(this, vars, shape, r).VisitStmt(body);
-      Array<PrimExpr> at = Unflat(e, shape);
+      Stmt s = OwnRegisters(this, vars, shape, r).VisitStmt(body);
       VarMap sub;
       for (size_t d = 0; d < loops.size(); ++d) sub[loops[d]->loop_var.get()] = at[d];
       s = Substitute(s, sub);
       return VisitStmt(s);
-    });
+    }
   }
 
   Stmt Kernel(const ForNode* k) {
     if (in_kernel_) FailAt("a T.Kernel inside a T.Kernel");
+    // Other lowerings of a T.Kernel (e.g. for Hopper) take it here, before the SIMT form.
     auto threads = k->annotations.Get("tessel.tile_kernel")->try_cast<int64_t>();
     if (!threads || *threads < 1) FailAt("T.Kernel without a thread count");
     threads_ = *threads;
@@ -434,13 +707,41 @@ class Simt : public TileLowering {
     });
     tx_ = Var("tx");
     analyzer_.Bind(tx_, Range(Int32(0), Int32(threads_)), true);
+    // The narrowest element each spread fragment shape meets: its fragments' and those of the
+    // buffers they are copied from and to.
+    std::map<std::vector<int64_t>, int64_t> narrowest;
+    std::unordered_map<const VarNode*, std::vector<int64_t>> spread_shape;
+    for (const DeclBufferNode* d : fragments) {
+      if (replicated.count(d->buffer->data.get())) continue;
+      auto shape = ConstShape(d->buffer->shape, "fragment " + std::string(d->buffer->name));
+      spread_shape[d->buffer->data.get()] = shape;
+      auto it = narrowest.emplace(shape, d->buffer->dtype.bytes()).first;
+      it->second = std::min<int64_t>(it->second, d->buffer->dtype.bytes());
+    }
+    PostOrderVisit(body, [&](const ObjectRef& n) {
+      const auto* call = n.as<CallNode>();
+      auto op = call ? call->op.as<Op>() : std::nullopt;
+      if (!op || (*op)->name != "tile_copy" || call->args.size() < 2) return;
+      auto a = AsTileRegion(call->args[0]), b = AsTileRegion(call->args[1]);
+      if (!a || !b) return;
+      for (const auto& [frag, other] : {std::pair{a, b}, std::pair{b, a}}) {
+        auto it = spread_shape.find(frag->buffer->data.get());
+        if (it == spread_shape.end()) continue;
+        int64_t& w = narrowest[it->second];
+        w = std::min<int64_t>(w, other->buffer->dtype.bytes());
+      }
+    });
+    for (const auto& [shape, bytes] : narrowest) {
+      vec_of_shape_[shape] = VectorWidth(shape, bytes, threads_);
+    }
     for (const DeclBufferNode* d : fragments) {
       Frag f;
       f.logical = d->buffer;
       f.shape = ConstShape(d->buffer->shape, "fragment " + std::string(d->buffer->name));
       f.size = Size(f.shape);
       f.replicated = replicated.count(d->buffer->data.get()) != 0;
-      int64_t regs = f.replicated ? f.size : (f.size + threads_ - 1) / threads_;
+      f.vec = f.replicated ? 1 : vec_of_shape_.at(f.shape);
+      int64_t regs = f.replicated ? f.size : Trips(DistOf(f)) * f.vec;
       f.local = MakeBuffer(std::string(d->buffer->name) + "_local", d->buffer->dtype, {Int32(regs)},
                            "local");
       frags_[d->buffer->data.get()] = f;
@@ -448,8 +749,10 @@ class Simt : public TileLowering {
     in_kernel_ = true;
     Stmt lowered = VisitStmt(body);
     in_kernel_ = false;
-    for (const DeclBufferNode* d : fragments) {
-      const Buffer& l = frags_.at(d->buffer->data.get()).local;
+    std::vector<Buffer> locals = locals_;
+    for (const DeclBufferNode* d : fragments)
+      locals.push_back(frags_.at(d->buffer->data.get()).local);
+    for (const Buffer& l : locals) {
       lowered = Allocate(l->data, l->dtype, {l->shape[0]}, MakeConst(DataType::Bool(), 1),
                          DeclBuffer(l, lowered));
     }
@@ -468,6 +771,8 @@ class Simt : public TileLowering {
     }
     frags_.clear();
     scratch_.clear();
+    locals_.clear();
+    vec_of_shape_.clear();
     return s;
   }
 
@@ -486,7 +791,9 @@ class Simt : public TileLowering {
   int64_t threads_ = 1;
   Var tx_;
   std::unordered_map<const VarNode*, Frag> frags_;
-  std::vector<Buffer> scratch_;
+  std::vector<Buffer> scratch_;  // shared scratch tiles of reductions
+  std::vector<Buffer> locals_;   // per-thread partial results of reductions
+  std::map<std::vector<int64_t>, int64_t> vec_of_shape_;
 };
 
 }  // namespace

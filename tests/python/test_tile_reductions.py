@@ -1,0 +1,224 @@
+"""Row reductions written with tile operations (examples/softmax_tile.py, layernorm_tile.py,
+rmsnorm_tile.py) and the SIMT lowering that makes them fast on GPUs
+(src/transform/lower_tile_ops_gpu.cc): fragments spread over the threads in 16-byte vectors, and
+T.reduce over a row by warp shuffles and one shared slot per warp.
+
+Checked against NumPy through the C backend, through the MSL execution harness in three thread
+orders (catches a missing barrier), compiled with NVRTC for sm_90 (16-byte accesses, shuffles, no
+local memory), and against torch on a CUDA GPU when there is one."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import tvm_ffi
+from conftest import REPO, have_cuda_compiler
+
+import metal_emu
+import tessel
+from tessel import ir
+
+_spec = importlib.util.spec_from_file_location("tile_reductions",
+                                               REPO / "bench" / "tile_reductions.py")
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+tile_text = bench.tile_text
+
+OPS = ["softmax", "layernorm", "rmsnorm"]
+
+
+def reference(op, x, w=None, b=None):
+    x = x.astype("float64")
+    if op == "softmax":
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    if op == "layernorm":
+        d = x - x.mean(axis=1, keepdims=True)
+        y = d / np.sqrt((d * d).mean(axis=1, keepdims=True) + 1e-5)
+        return y * w.astype("float64") + b.astype("float64")
+    return x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6) * w.astype("float64")
+
+
+def inputs(op, rows, m, dtype, seed=0):
+    rng = np.random.default_rng(seed * 1000 + rows * 7 + m)
+    x = (rng.standard_normal((rows, m)) * 3 + 0.5).astype(dtype)
+    ins = [x]
+    if op != "softmax":
+        ins.append((1 + 0.5 * rng.standard_normal(m)).astype(dtype))
+    if op == "layernorm":
+        ins.append((0.5 * rng.standard_normal(m)).astype(dtype))
+    return ins
+
+
+TOL = {"float32": dict(rtol=1e-5, atol=1e-5), "float16": dict(rtol=1e-2, atol=4e-3)}
+
+
+def check(op, ins, y, dtype, what=""):
+    np.testing.assert_allclose(y.astype("float64"), reference(op, *ins), **TOL[dtype],
+                               err_msg=f"{op} {dtype} {what}")
+
+
+# (row length, rows a block, threads) of the SIMT lowering's cases, for float32 fragments fed
+# from float16 or float32 tensors:
+CASES = [
+    (256, 1, 64),    # every thread holds vectors of every row; two warps: shared slots
+    (128, 4, 32),    # one warp holds everything: shuffles only
+    (64, 4, 64),     # a row on 16 (float32) or 8 (float16) threads: shuffles in part of a warp
+    (512, 3, 128),   # a row on 64 (float16: 128) threads, more than a warp; the last block ragged
+    (40, 2, 32),     # vectors of 2 that no group of threads divides: the shared scratch tile
+    (96, 2, 48),     # 48 threads, not whole warps: the shared scratch tile
+]
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_the_examples_as_written_match_numpy_on_the_cpu(op, dtype):
+    text = tile_text(op, dtype=dtype)
+    mod = tessel.build(text, target="c")
+    ins = inputs(op, 5, 4096, dtype)
+    y = np.full_like(ins[0], np.nan)
+    mod[bench.FILES[op]](*(tvm_ffi.from_dlpack(a) for a in ins + [y]))
+    check(op, ins, y, dtype)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("m,rows,threads", CASES[::2])
+def test_other_shapes_match_numpy_on_the_cpu(op, m, rows, threads):
+    mod = tessel.build(tile_text(op, m, rows, threads, "float32"), target="c")
+    ins = inputs(op, 7, m, "float32")
+    y = np.full_like(ins[0], np.nan)
+    mod[bench.FILES[op]](*(tvm_ffi.from_dlpack(a) for a in ins + [y]))
+    check(op, ins, y, "float32", f"{m} x {rows} rows x {threads} threads")
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("m,rows,threads", CASES)
+def test_simt_lowering_in_every_thread_order(op, dtype, m, rows, threads):
+    mod = tessel.build(tile_text(op, m, rows, threads, dtype), target="metal")
+    ins = inputs(op, 5, m, dtype, seed=1)
+    for order, seed in metal_emu.ORDERS:
+        y = np.full_like(ins[0], np.nan)
+        with metal_emu.installed(order, seed):
+            mod[bench.FILES[op]](*[metal_emu.as_metal(a) for a in ins + [y]])
+        check(op, ins, y, dtype, f"{m} x {rows} rows x {threads} threads, {order} order")
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+def test_the_softmax_example_in_every_thread_order():
+    mod = tessel.build(tile_text("softmax"), target="metal")
+    ins = inputs("softmax", 3, 4096, "float16", seed=2)
+    for order, seed in metal_emu.ORDERS:
+        y = np.full_like(ins[0], np.nan)
+        with metal_emu.installed(order, seed):
+            mod["softmax_tile"](*[metal_emu.as_metal(a) for a in ins + [y]])
+        check("softmax", ins, y, "float16", order)
+
+
+# Rows of any length K <= 64 (a symbolic extent): the copy cannot guard whole vectors, so it
+# guards each element, and reads past K give 0; max and sum go through the shuffles as usual.
+RAGGED = """
+@T.prim_func
+def rowstats(X: T.Buffer((M, K), "float32"), S: T.Buffer((M,), "float32"),
+             H: T.Buffer((M,), "float32")):
+    T.func_attr({"global_symbol": "rowstats", "tir.noalias": True})
+    with T.Kernel(T.ceildiv(M, 2), threads=32) as bx:
+        x = T.alloc_fragment((2, 64), "float32")
+        s = T.alloc_fragment((2,), "float32")
+        h = T.alloc_fragment((2,), "float32")
+        T.copy(X[bx * 2, 0], x)
+        T.reduce_sum(x, s, dim=1)
+        T.fill(h, T.float32(-100))
+        T.reduce_max(x, h, dim=1, clear=False)
+        T.copy(s, S[bx * 2])
+        T.copy(h, H[bx * 2])
+"""
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+@pytest.mark.parametrize("k", [64, 61, 1])
+def test_ragged_columns_guard_each_element(k):
+    low = str(tvm_ffi.get_global_func("tessel.codegen.Lower")(
+        ir.IRModule({"rowstats": tessel.parse(RAGGED)}), "metal"))
+    assert "T.shfl_xor" in low and "x_red" not in low
+    mod = tessel.build(RAGGED, target="metal")
+    x = (np.random.default_rng(k).standard_normal((5, k)) * 3 - 20).astype("float32")
+    for order, seed in metal_emu.ORDERS:
+        s, h = np.full(5, np.nan, "float32"), np.full(5, np.nan, "float32")
+        with metal_emu.installed(order, seed):
+            mod["rowstats"](*[metal_emu.as_metal(a) for a in (x, s, h)])
+        np.testing.assert_allclose(s, x.sum(axis=1), rtol=1e-5, atol=1e-4, err_msg=order)
+        # Elements past K read 0, which the max sees (the rows are all negative).
+        want = np.maximum(x.max(axis=1), 0 if k < 64 else -100)
+        np.testing.assert_allclose(h, np.maximum(want, -100), rtol=1e-6, err_msg=order)
+
+
+def lowered(text):
+    return str(tvm_ffi.get_global_func("tessel.codegen.Lower")(
+        ir.IRModule({"f": tessel.parse(text)}), "cuda -arch=sm_90"))
+
+
+def test_fragments_are_spread_in_16_byte_vectors_and_rows_reduced_by_shuffles():
+    low = lowered(tile_text("softmax", dtype="float16"))
+    # 4096 float32 over 128 threads, in vectors of 8 (16 bytes of the float16 tensor).
+    assert '"float32", "local")' in low and "x_local_1[24:32]" in low and "x_local_1[32]" not in low
+    assert ('T.Cast("float32x8", X_1[blockIdx_x * 4096 + threadIdx_x * 8 + 1024:blockIdx_x * 4096 '
+            '+ threadIdx_x * 8 + 1024 + 8])') in low
+    assert low.count("T.shfl_xor(") == 10  # 5 a reduction, 2 reductions
+    assert "x_slots" in low and "x_red" not in low
+    # The scratch-tile path is what a reduction falls back to.
+    assert "x_red" in lowered(tile_text("softmax", 96, 2, 48, "float32"))
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype,vector", [("float32", "float4"), ("float16", "uint4"),
+                                          ("bfloat16", "uint4")])
+@pytest.mark.parametrize("m,threads", [(4096, 128), (32768, 1024)])
+def test_cuda_source_has_16_byte_accesses_shuffles_and_no_local_memory(op, dtype, vector, m,
+                                                                       threads):
+    if not have_cuda_compiler():
+        pytest.skip("no NVRTC or nvcc")
+    src = tessel.build(tile_text(op, m, 1, threads, dtype),
+                       target="cuda -arch=sm_90").get_source("cuda")
+    assert f"tsl_wide_load<{vector}>(X" in src and f"{vector} tsl_s" in src
+    assert "__shfl_xor_sync(0xffffffffu" in src
+    ptx = tvm_ffi.get_global_func("tessel.codegen.CompileCUDAToPTX")(src, "sm_90")
+    assert ".entry" in ptx
+    # Every register index is a constant: nothing of the fragments lives in local memory.
+    assert "__local_depot" not in ptx
+
+
+def _cuda_torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+@pytest.mark.skipif(_cuda_torch() is None,
+                    reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("m,rows,threads", [(1024, 4, 128), (4096, 1, 128), (32768, 1, 1024),
+                                            (512, 3, 128)])
+def test_tile_reductions_on_a_cuda_gpu(op, dtype, m, rows, threads):
+    torch = _cuda_torch()
+    import torch.nn.functional as F
+
+    g = torch.Generator(device="cuda").manual_seed(m)
+    x = (torch.randn(77, m, device="cuda", generator=g) * 3).to(getattr(torch, dtype))
+    w = (1 + 0.5 * torch.randn(m, device="cuda", generator=g)).to(x.dtype)
+    b = (0.5 * torch.randn(m, device="cuda", generator=g)).to(x.dtype)
+    ins, want = {
+        "softmax": ([x], lambda: torch.softmax(x.float(), -1)),
+        "layernorm": ([x, w, b], lambda: F.layer_norm(x.float(), (m,), w.float(), b.float(), 1e-5)),
+        "rmsnorm": ([x, w], lambda: F.rms_norm(x.float(), (m,), w.float(), 1e-6)),
+    }[op]
+    y = torch.full_like(x, float("nan"))
+    tessel.build(tile_text(op, m, rows, threads, dtype), target="cuda")[bench.FILES[op]](*ins, y)
+    tol = {"float32": (1e-5, 1e-5), "float16": (1e-2, 4e-3), "bfloat16": (2e-2, 3e-2)}[dtype]
+    torch.testing.assert_close(y.float(), want(), rtol=tol[0], atol=tol[1])
