@@ -186,11 +186,21 @@ String SoftwarePipelinePassName(const target::Target& target) {
   return std::atoi(arch.c_str() + 3) >= 80 ? "SoftwarePipelineAsync" : "SoftwarePipeline";
 }
 
+// The tile lowering for a GPU target: with wgmma and TMA on sm_90a.
+String LowerTileOpsPassName(const target::Target& target) {
+  if (target->kind != "cuda") return "LowerTileOpsGPU";
+  try {
+    return CUDAArch(target) == "sm_90a" ? "LowerTileOpsHopper" : "LowerTileOpsGPU";
+  } catch (const tvm::ffi::Error&) {
+    return "LowerTileOpsGPU";
+  }
+}
+
 }  // namespace
 
 std::vector<String> LowerPipeline(const target::Target& target) {
   if (target->kind == "cuda" || target->kind == "metal") {
-    return {"LowerTileOpsGPU",
+    return {LowerTileOpsPassName(target),
             "VerifyWellFormed",
             "LowerCrossThreadReduction",
             "LowerBlocks",

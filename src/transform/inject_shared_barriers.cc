@@ -128,6 +128,11 @@ class BarrierInjector {
 
   Result Process(const Stmt& s) {
     if (IsBarrier(s)) return {s, Summary{{}, {}, true}};
+    // A kernel that orders its shared accesses itself (a warp-specialized tile kernel): left as
+    // it is; its buffers are its own, so nothing outside it can race with them.
+    if (const auto* attr = s.as<AttrStmtNode>(); attr && attr->attr_key == kManualSharedSyncAttr) {
+      return {s, Summary{}};
+    }
     if (const auto* seq = s.as<SeqStmtNode>()) return ProcessSeq(s, seq->seq);
     if (const auto* op = s.as<ForNode>()) return ProcessFor(op);
     if (const auto* op = s.as<WhileNode>()) return ProcessWhile(op);

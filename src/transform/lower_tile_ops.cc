@@ -2,6 +2,7 @@
 #include <tessel/arith/analyzer.h>
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/builtin_tile.h>
+#include <tessel/ir/fresh_copy.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
 #include <tessel/ir/printer.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "transform/tile_layout_inference.h"
 #include "transform/tile_lowering.h"
 
 namespace tessel {
@@ -181,16 +183,50 @@ const Object* FirstTileConstruct(const PrimFunc& f) {
   return found;
 }
 
+// Plans each T.Kernel for a GPU (layout inference) and lowers those whose plan is warp-specialized,
+// under a host test that TMA can describe their tensors; the SIMT lowering after it takes the rest
+// (and a fresh copy of each warp-specialized kernel as the other branch of that test).
+class PlanKernels : public StmtExprMutator {
+ public:
+  PlanKernels(std::string arch, std::string function)
+      : arch_(std::move(arch)), function_(std::move(function)) {}
+  using StmtExprMutator::VisitStmt_;
+
+  Stmt VisitStmt_(const ForNode* op) override {
+    if (!IsTileKernel(op)) return StmtExprMutator::VisitStmt_(op);
+    TileKernelPlan plan = PlanTileKernel(op, arch_);
+    if (!plan.warp_specialized) return Annotated(op, DescribePlan(plan));
+    Stmt fast = LowerTileKernelHopper(op, plan, function_);
+    Map<String, Any> fallback;
+    fallback.Set("tessel.tile_plan",
+                 String("SIMT: the fallback of the warp-specialized kernel, for tensors TMA cannot "
+                        "describe (empty, or a row stride not a multiple of 16 bytes)"));
+    Stmt slow = Annotated(op, fallback);
+    return WithSpan(IfThenElse(TmaDescribable(plan), fast, FreshCopy(slow)), op->span);
+  }
+
+ private:
+  static Stmt Annotated(const ForNode* op, const Map<String, Any>& extra) {
+    Map<String, Any> ann = op->annotations;
+    for (const auto& [k, v] : extra) ann.Set(k, v);
+    return WithSpan(For(op->loop_var, op->min, op->extent, op->kind, op->body, op->thread_tag, ann),
+                    op->span);
+  }
+
+  std::string arch_, function_;
+};
+
 }  // namespace
 
-IRModule LowerTileOps(const IRModule& mod, bool gpu) {
-  return MapFunctions(mod, [gpu](const String& name, const PrimFunc& f) {
+IRModule LowerTileOps(const IRModule& mod, bool gpu, const std::string& arch) {
+  return MapFunctions(mod, [gpu, arch](const String& name, const PrimFunc& f) {
     const Object* first = FirstTileConstruct(f);
     if (!first) return f;
     std::string symbol = f.GetGlobalSymbol().value_or(name);
     PrimFunc out = f;
     if (gpu) {
-      out.CopyOnWrite()->body = LowerTileKernelsSIMT(f->body, symbol);
+      Stmt planned = PlanKernels(arch, symbol).VisitStmt(f->body);
+      out.CopyOnWrite()->body = LowerTileKernelsSIMT(planned, symbol);
       if (FirstTileConstruct(out)) {
         TVM_FFI_THROW(ValueError) << "LowerTileOps: function '" << symbol
                                   << "': a tile operation outside any T.Kernel; on a GPU it "
@@ -209,6 +245,11 @@ Pass LowerTileOpsPass() {
 
 Pass LowerTileOpsGPUPass() {
   return CreateModulePass([](IRModule m) { return LowerTileOps(m, true); }, 0, "LowerTileOpsGPU");
+}
+
+Pass LowerTileOpsHopperPass() {
+  return CreateModulePass([](IRModule m) { return LowerTileOps(m, true, "sm_90a"); }, 0,
+                          "LowerTileOpsHopper");
 }
 
 }  // namespace transform

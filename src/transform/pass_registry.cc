@@ -26,6 +26,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("VerifyWellFormed", VerifyWellFormedPass);
   RegisterPass("LowerTileOps", LowerTileOpsPass);
   RegisterPass("LowerTileOpsGPU", LowerTileOpsGPUPass);
+  RegisterPass("LowerTileOpsHopper", LowerTileOpsHopperPass);
   RegisterPass("LowerCrossThreadReduction", LowerCrossThreadReductionPass);
   RegisterPass("LowerBlocks", LowerBlocksPass);
   RegisterPass("CompactBufferAllocation", CompactBufferAllocationPass);

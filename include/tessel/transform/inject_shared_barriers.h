@@ -17,7 +17,9 @@
 // ValueError explains where. Functions without shared-memory accesses are returned unchanged, and
 // so are functions with the attribute kManualSharedSyncAttr set to True: kernels that order their
 // shared-memory accesses themselves with mbarriers and named barriers (warp-specialized
-// producer/consumer code), which this analysis cannot see and would only over-synchronize.
+// producer/consumer code), which this analysis cannot see and would only over-synchronize. An
+// `AttrStmt` of that key (any node and value) marks one such kernel inside a function (the
+// warp-specialized tile lowering puts one in each kernel it makes): its body is left unchanged.
 #ifndef TESSEL_TRANSFORM_INJECT_SHARED_BARRIERS_H_
 #define TESSEL_TRANSFORM_INJECT_SHARED_BARRIERS_H_
 

@@ -36,13 +36,19 @@
 #include <tessel/ir/module.h>
 #include <tessel/transform/pass.h>
 
+#include <string>
+
 namespace tessel {
 namespace transform {
 
-ir::IRModule LowerTileOps(const ir::IRModule& mod, bool gpu);
-// "LowerTileOps" (the C target) and "LowerTileOpsGPU" (CUDA, Metal: the SIMT lowering).
+// `arch`: the CUDA arch of a GPU target ("sm_90a" allows the warp-specialized form), "" for
+// Metal or an arch not known.
+ir::IRModule LowerTileOps(const ir::IRModule& mod, bool gpu, const std::string& arch = "");
+// "LowerTileOps" (the C target), "LowerTileOpsGPU" (CUDA, Metal: layout inference then the SIMT
+// lowering) and "LowerTileOpsHopper" (CUDA sm_90a: also the warp-specialized form).
 Pass LowerTileOpsPass();
 Pass LowerTileOpsGPUPass();
+Pass LowerTileOpsHopperPass();
 
 }  // namespace transform
 }  // namespace tessel

@@ -1,0 +1,572 @@
+// The warp-specialized lowering of a tile kernel on Hopper (sm_90a), for kernels whose plan
+// (src/transform/tile_layout_inference.h) allows it: the shape of examples/gemm_hopper.py, made
+// from T.copy / T.gemm / T.Pipelined.
+//
+// The block runs the kernel's n threads (one or two warpgroups) as consumers and one more
+// warpgroup as producer (threads n .. n + 127). The shared tiles the T.Pipelined loop copies into
+// become rings of `stages` copies (each stage rounded to 1024 bytes, the 128-byte swizzle's atom,
+// so every stage starts aligned), written by TMA with the swizzle their wgmma descriptors name.
+// Per stage, a "full" mbarrier (one arrival plus the TMA bytes) and an "empty" one (one arrival per
+// consumer warp). Iteration i of the loop uses stage i % stages in phase (i / stages) % 2:
+// - producer (one thread): waits until the consumers released the stage, announces the bytes of
+//   its boxes, and issues the TMA loads (out-of-range elements arrive as zeros, and count);
+// - consumers: wait for the stage, run each T.gemm as wgmma m64nNk16 steps (warpgroup w takes rows
+//   64w .. 64w + 63 of A), commit, and keep one wgmma group in flight: the stage of the previous
+//   iteration is released once its group has completed (wait_group 1), the last after the loop.
+// The statements before and after the loop run on the consumers only, over fragments in their
+// planned layouts (the wgmma accumulator: register r of thread t is WgmmaElement(t, r);
+// replicated fragments: every consumer holds all of it). The mbarriers order every shared access,
+// so the kernel is marked for InjectSharedBarriers to leave alone.
+#include <tessel/ir/substitute.h>
+#include <tessel/transform/inject_shared_barriers.h>
+
+#include <unordered_map>
+
+#include "transform/tile_layout_inference.h"
+#include "transform/tile_lowering.h"
+
+namespace tessel {
+namespace transform {
+namespace tile_lowering {
+
+namespace {
+
+int64_t ConstOf(const PrimExpr& e) {
+  auto v = AsConstInt(e);
+  return v ? *v : -1;
+}
+
+Stmt Intrin(const char* name, Array<PrimExpr> args) {
+  return Evaluate(Call(DataType::Int(32), Op::Get(name), std::move(args)));
+}
+
+PrimExpr AddressOf(const Buffer& b, const PrimExpr& index) {
+  return Call(DataType::Handle(), builtin::address_of(), {BufferLoad(b, {index})});
+}
+
+class Hopper : public TileLowering {
+ public:
+  using StmtExprMutator::VisitExpr_;
+  using StmtExprMutator::VisitStmt_;
+
+  Hopper(const TileKernelPlan& plan, std::string function)
+      : TileLowering(std::move(function)), plan_(plan) {}
+
+  Stmt Lower(const ForNode* kernel) {
+    std::vector<const ForNode*> blocks{kernel};
+    Stmt body = kernel->body;
+    while (const auto* b = body.as<ForNode>()) {
+      if (b->kind != ForKind::kThreadBinding) break;
+      blocks.push_back(b);
+      body = b->body;
+    }
+    for (const ForNode* b : blocks) analyzer_.Bind(b->loop_var, Range(b->min, b->extent), true);
+    std::vector<Stmt> inner;  // declarations that are not tiles, kept inside the thread loop
+    while (true) {
+      if (const auto* a = body.as<AllocateNode>()) {
+        std::string scope = a->buffer_var->storage_scope;
+        if (scope != "local.fragment" && scope != "shared" && scope != "shared.dyn") {
+          inner.push_back(body);
+        }
+        body = a->body;
+      } else if (const auto* d = body.as<DeclBufferNode>()) {
+        if (const TileLayoutChoice* c = plan_.Find(d->buffer)) {
+          if (d->buffer->scope == "local.fragment") AddFragment(d->buffer, *c);
+        } else {
+          inner.push_back(body);
+        }
+        body = d->body;
+      } else {
+        break;
+      }
+    }
+    consumers_ = plan_.threads;
+    tx_ = Var("tx");
+    analyzer_.Bind(tx_, Range(Int32(0), Int32(consumers_ + 128)), true);
+    MakeRings();
+
+    std::vector<Stmt> pre, post;
+    bool after = false;
+    for (const Stmt& s : FlattenSeq(body)) {
+      if (s.get() == plan_.pipelined) {
+        after = true;
+      } else {
+        (after ? post : pre).push_back(s);
+      }
+    }
+    std::vector<Stmt> consumer;
+    if (plan_.threads == 256) consumer.push_back(Intrin("ptx_setmaxnreg_inc", {Int32(232)}));
+    {
+      // Consumers only: their thread index is below n.
+      analyzer_.Bind(tx_, Range(Int32(0), Int32(consumers_)), true);
+      for (const Stmt& s : pre) consumer.push_back(VisitStmt(s));
+      consumer.push_back(ConsumerLoop());
+      for (const Stmt& s : post) consumer.push_back(VisitStmt(s));
+    }
+    std::vector<Stmt> producer;
+    if (plan_.threads == 256) producer.push_back(Intrin("ptx_setmaxnreg_dec", {Int32(40)}));
+    producer.push_back(IfThenElse(EQ(tx_, Int32(consumers_)), ProducerLoop()));
+
+    std::vector<Stmt> init;
+    for (int64_t s = 0; s < plan_.stages; ++s) {
+      init.push_back(Intrin("ptx_mbarrier_init", {AddressOf(bars_, Int32(s)), Int32(1)}));
+      init.push_back(Intrin("ptx_mbarrier_init",
+                            {AddressOf(bars_, Int32(plan_.stages + s)), Int32(consumers_ / 32)}));
+    }
+    init.push_back(Intrin("ptx_fence_mbarrier_init", {}));
+    Stmt threads_body = SeqStmt::Flatten(Array<Stmt>{
+        IfThenElse(EQ(tx_, Int32(0)), Seq(init)),
+        Evaluate(Call(DataType::Int(32), builtin::tvm_storage_sync(), {StringImm("shared")})),
+        IfThenElse(GE(tx_, Int32(consumers_)), Seq(producer), Seq(consumer))});
+    for (auto& [data, f] : frags_) {
+      threads_body = Allocate(f.local->data, f.local->dtype, {f.local->shape[0]},
+                              MakeConst(DataType::Bool(), 1), DeclBuffer(f.local, threads_body));
+    }
+    for (auto it = inner.rbegin(); it != inner.rend(); ++it)
+      threads_body = Rewrap(*it, threads_body);
+    Stmt s = For(tx_, Int32(0), Int32(consumers_ + 128), ForKind::kThreadBinding, threads_body,
+                 "threadIdx.x");
+    s = Allocate(bars_->data, bars_->dtype, bars_->shape, MakeConst(DataType::Bool(), 1),
+                 DeclBuffer(bars_, s));
+    for (auto& [data, r] : rings_) {
+      Map<String, Any> ann;
+      ann.Set("tessel.swizzle_bytes", r.swizzle);
+      s = Allocate(r.ring->data, r.ring->dtype, r.ring->shape, MakeConst(DataType::Bool(), 1),
+                   DeclBuffer(r.ring, s), ann);
+    }
+    // The mbarriers and the thread split order every shared access of this kernel.
+    s = AttrStmt(Int32(0), kManualSharedSyncAttr, Int32(1), s);
+    for (size_t i = blocks.size(); i-- > 0;) {
+      Map<String, Any> ann = blocks[i]->annotations;
+      ann.erase("tessel.tile_kernel");
+      if (i == 0) {
+        for (const auto& [k, v] : DescribePlan(plan_)) ann.Set(k, v);
+      }
+      s = WithSpan(For(blocks[i]->loop_var, blocks[i]->min, blocks[i]->extent, blocks[i]->kind, s,
+                       blocks[i]->thread_tag, ann),
+                   blocks[i]->span);
+    }
+    return s;
+  }
+
+  Stmt VisitStmt_(const EvaluateNode* op) override {
+    const CallNode* call = TileCall(GetRef<Stmt>(op));
+    return call ? LowerTileCall(op, call) : StmtExprMutator::VisitStmt_(op);
+  }
+
+  Stmt VisitStmt_(const ForNode* op) override {
+    if (op->annotations.count("tessel.tile_parallel")) return Parallel(op);
+    analyzer_.Bind(op->loop_var, Range(op->min, op->extent), true);
+    return StmtExprMutator::VisitStmt_(op);
+  }
+
+  PrimExpr VisitExpr_(const BufferLoadNode* op) override {
+    const Frag* f = FragOf(op->buffer);
+    if (!f) return StmtExprMutator::VisitExpr_(op);
+    return BufferLoad(f->local, {Flat(*f, VisitArray(op->indices))});
+  }
+
+  Stmt VisitStmt_(const BufferStoreNode* op) override {
+    const Frag* f = FragOf(op->buffer);
+    if (!f) return StmtExprMutator::VisitStmt_(op);
+    return WithSpan(
+        BufferStore(f->local, VisitExpr(op->value), {Flat(*f, VisitArray(op->indices))}), op->span);
+  }
+
+ private:
+  struct Frag {
+    Buffer logical, local;
+    std::vector<int64_t> shape;
+    int64_t size = 0;
+    bool wgmma = false;
+  };
+  struct Ring {
+    Buffer ring;
+    int64_t stage_elems = 0, tile_bytes = 0, swizzle = 0;
+  };
+
+  [[noreturn]] void FailAt(const std::string& what) const {
+    TVM_FFI_THROW(ValueError) << "LowerTileOps: function '" << function_ << "': " << what;
+    TVM_FFI_UNREACHABLE();
+  }
+
+  static std::vector<Stmt> FlattenSeq(const Stmt& s) {
+    if (const auto* seq = s.as<SeqStmtNode>()) {
+      std::vector<Stmt> out;
+      for (const Stmt& x : seq->seq) {
+        std::vector<Stmt> in = FlattenSeq(x);
+        out.insert(out.end(), in.begin(), in.end());
+      }
+      return out;
+    }
+    return {s};
+  }
+
+  static Stmt Seq(const std::vector<Stmt>& v) {
+    return SeqStmt::Flatten(Array<Stmt>(v.begin(), v.end()));
+  }
+
+  static Stmt Rewrap(const Stmt& w, Stmt body) {
+    if (const auto* a = w.as<AllocateNode>()) {
+      return WithSpan(
+          Allocate(a->buffer_var, a->dtype, a->extents, a->condition, body, a->annotations),
+          a->span);
+    }
+    const auto* d = w.as<DeclBufferNode>();
+    return WithSpan(DeclBuffer(d->buffer, body), d->span);
+  }
+
+  void AddFragment(const Buffer& b, const TileLayoutChoice& c) {
+    Frag f;
+    f.logical = b;
+    f.size = 1;
+    for (const PrimExpr& e : b->shape) {
+      f.shape.push_back(ConstOf(e));
+      f.size *= f.shape.back();
+    }
+    f.wgmma = c.kind == TileLayoutKind::kWgmma;
+    int64_t regs = f.wgmma ? c.n / 2 : f.size;
+    f.local = MakeBuffer(std::string(b->name) + "_local", b->dtype, {Int32(regs)}, "local");
+    frags_[b->data.get()] = f;
+  }
+
+  const Frag* FragOf(const Buffer& b) const {
+    auto it = frags_.find(b->data.get());
+    return it == frags_.end() ? nullptr : &it->second;
+  }
+
+  PrimExpr Flat(const Frag& f, const Array<PrimExpr>& idx) {
+    if (f.wgmma) {
+      FailAt("fragment " + std::string(f.logical->name) +
+             " is a wgmma accumulator spread over the warpgroups; index it inside T.Parallel over "
+             "its shape, by the loop variables themselves, or through tile operations");
+    }
+    PrimExpr e = Int32(0);
+    for (size_t d = 0; d < idx.size(); ++d) {
+      e = add(mul(e, Int32(f.shape[d])), cast(DataType::Int(32), idx[d]));
+    }
+    return e;
+  }
+
+  void MakeRings() {
+    for (const TmaCopy& c : plan_.copies) {
+      Ring r;
+      int64_t elems = 1;
+      for (const PrimExpr& e : c.dst->shape) elems *= ConstOf(e);
+      int64_t bytes = c.dst->dtype.bytes();
+      r.tile_bytes = elems * bytes;
+      r.stage_elems = (r.tile_bytes + 1023) / 1024 * 1024 / bytes;
+      r.swizzle = plan_.Find(c.dst)->swizzle_bytes;
+      r.ring = MakeBuffer(std::string(c.dst->name) + "_ring", c.dst->dtype,
+                          {Int32(r.stage_elems * plan_.stages)}, "shared.dyn");
+      rings_.emplace_back(c.dst->data.get(), r);
+    }
+    bars_ = MakeBuffer("tile_bars", DataType::UInt(64), {Int32(2 * plan_.stages)}, "shared");
+  }
+
+  const Ring& RingOf(const Buffer& b) const {
+    for (const auto& [data, r] : rings_) {
+      if (data == b->data.get()) return r;
+    }
+    FailAt("no ring for shared tile " + std::string(b->name));
+  }
+
+  // The iteration (from 0), its stage and its phase.
+  PrimExpr Iter(const Var& ko) const { return sub(ko, cast(ko.dtype(), plan_.pipelined->min)); }
+  PrimExpr StageOf(const PrimExpr& it) const {
+    return cast(DataType::Int(32), floormod(it, MakeConst(it.dtype(), plan_.stages)));
+  }
+  PrimExpr PhaseOf(const PrimExpr& it) const {
+    return cast(DataType::Int(32), floormod(floordiv(it, MakeConst(it.dtype(), plan_.stages)),
+                                            MakeConst(it.dtype(), 2)));
+  }
+
+  Stmt ProducerLoop() {
+    const ForNode* loop = plan_.pipelined;
+    // The consumers' loop binds the loop's own variable; this one gets a fresh one.
+    Var ko(tvm::ffi::make_object<VarNode>(*loop->loop_var.get()));
+    VarMap to_ko{{loop->loop_var.get(), ko}};
+    PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
+    int64_t bytes = 0;
+    for (const auto& [data, r] : rings_) bytes += r.tile_bytes;
+    std::vector<Stmt> body;
+    body.push_back(Intrin("ptx_mbarrier_wait", {AddressOf(bars_, add(s, Int32(plan_.stages))),
+                                                bitwise_xor(phase, Int32(1))}));
+    body.push_back(Intrin("ptx_mbarrier_arrive_expect_tx", {AddressOf(bars_, s), Int32(bytes)}));
+    for (const TmaCopy& c : plan_.copies) {
+      const Ring& r = RingOf(c.dst);
+      const Buffer& t = c.src.buffer;
+      Array<PrimExpr> desc{StringImm(t->dtype.str()), Int32(r.swizzle), PrimExpr(t->data)};
+      for (const PrimExpr& d : t->shape) desc.push_back(d);
+      if (t->strides.empty()) {
+        desc.push_back(t->shape[1]);
+        desc.push_back(MakeConst(t->shape[1].dtype(), 1));
+      } else {
+        for (const PrimExpr& st : t->strides) desc.push_back(st);
+      }
+      for (const PrimExpr& e : c.dst->shape) desc.push_back(e);
+      PrimExpr map = Call(DataType::Handle(), Op::Get("tma_descriptor"), desc);
+      Array<PrimExpr> args{AddressOf(r.ring, mul(s, Int32(r.stage_elems))), map,
+                           AddressOf(bars_, s)};
+      for (const PrimExpr& st : c.src.starts) args.push_back(Substitute(st, to_ko));
+      body.push_back(Intrin("ptx_tma_load", args));
+    }
+    return For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
+  }
+
+  Stmt ConsumerLoop() {
+    const ForNode* loop = plan_.pipelined;
+    Var ko = loop->loop_var;
+    PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
+    PrimExpr lane0 = EQ(floormod(tx_, Int32(32)), Int32(0));
+    std::vector<Stmt> body;
+    body.push_back(Intrin("ptx_mbarrier_wait", {AddressOf(bars_, s), phase}));
+    body.push_back(Intrin("ptx_wgmma_fence", {}));
+    for (const WgmmaGemm& g : plan_.gemms) {
+      const Ring& ra = RingOf(g.a);
+      const Ring& rb = RingOf(g.b);
+      const Frag* fc = FragOf(g.c);
+      std::string dtype = g.a->dtype.is_bfloat() ? "bf16" : "f16";
+      for (int64_t ks = 0; ks < g.k / 16; ++ks) {
+        PrimExpr a_at =
+            add(add(mul(s, Int32(ra.stage_elems)), mul(floordiv(tx_, Int32(128)), Int32(64 * g.k))),
+                Int32(ks * 16));
+        PrimExpr b_at = add(mul(s, Int32(rb.stage_elems)), Int32(ks * 16));
+        auto desc = [&](const Ring& r, const PrimExpr& at) {
+          return Call(DataType::UInt(64), Op::Get("ptx_wgmma_desc"),
+                      {AddressOf(r.ring, at), Int32(16), Int32(8 * r.swizzle), Int32(r.swizzle)});
+        };
+        PrimExpr scale = Int32(1);
+        if (g.clear && ks == 0)
+          scale = Select(GT(it, MakeConst(it.dtype(), 0)), Int32(1), Int32(0));
+        body.push_back(Intrin("ptx_wgmma_mma_async",
+                              {AddressOf(fc->local, Int32(0)), desc(ra, a_at), desc(rb, b_at),
+                               scale, StringImm("m64n" + std::to_string(g.n) + "k16"),
+                               StringImm(dtype), Int32(0), Int32(0)}));
+      }
+    }
+    body.push_back(Intrin("ptx_wgmma_commit_group", {}));
+    body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(1)}));
+    // The previous iteration's group has completed: its stage may be refilled.
+    PrimExpr prev = StageOf(sub(it, MakeConst(it.dtype(), 1)));
+    body.push_back(IfThenElse(
+        And(GT(it, MakeConst(it.dtype(), 0)), lane0),
+        Intrin("ptx_mbarrier_arrive", {AddressOf(bars_, add(prev, Int32(plan_.stages)))})));
+    Stmt main = For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
+    PrimExpr n = loop->extent;
+    PrimExpr last = StageOf(sub(n, MakeConst(n.dtype(), 1)));
+    Stmt drain = SeqStmt::Flatten(Array<Stmt>{
+        Intrin("ptx_wgmma_wait_group", {Int32(0)}),
+        IfThenElse(
+            And(GT(n, MakeConst(n.dtype(), 0)), lane0),
+            Intrin("ptx_mbarrier_arrive", {AddressOf(bars_, add(last, Int32(plan_.stages)))}))});
+    return WithSpan(SeqStmt::Flatten(Array<Stmt>{main, drain}), loop->span);
+  }
+
+  // for r in [0, regs): body(r, logical indices of register r of this thread).
+  Stmt Own(const Frag& f,
+           const std::function<Stmt(const Var& r, const Array<PrimExpr>& at)>& body) {
+    Var r("r");
+    int64_t regs = ConstOf(f.local->shape[0]);
+    analyzer_.Bind(r, Range(Int32(0), Int32(regs)), true);
+    Array<PrimExpr> at;
+    if (f.wgmma) {
+      at = WgmmaElement(tx_, r);
+    } else {
+      PrimExpr rest = r;
+      std::vector<PrimExpr> idx(f.shape.size());
+      for (size_t d = f.shape.size(); d-- > 0;) {
+        idx[d] = d == 0 ? rest : floormod(rest, Int32(f.shape[d]));
+        rest = floordiv(rest, Int32(f.shape[d]));
+      }
+      at = Array<PrimExpr>(idx.begin(), idx.end());
+    }
+    // Unrolled: registers are only registers when every index is a constant.
+    return For(r, Int32(0), Int32(regs), ForKind::kUnrolled, body(r, at));
+  }
+
+  static Array<PrimExpr> Add(const Array<PrimExpr>& a, const Array<PrimExpr>& b) {
+    Array<PrimExpr> out;
+    for (size_t d = 0; d < a.size(); ++d) out.push_back(add(a[d], cast(a[d].dtype(), b[d])));
+    return out;
+  }
+
+  Stmt Copy(const CallNode* call) override {
+    TileRegion src = Region(call, 0), dst = Region(call, 1);
+    for (size_t d = 0; d < dst.extents.size(); ++d) {
+      SameExtent(call, src.extents[d], dst.extents[d], "tile_copy: extent " + std::to_string(d));
+    }
+    const Frag* fs = FragOf(src.buffer);
+    const Frag* fd = FragOf(dst.buffer);
+    DataType t = dst.buffer->dtype;
+    if (fd) {
+      if (fs && fs->wgmma != fd->wgmma) {
+        Fail(call, "a copy between fragments of two layouts (not planned)");
+      }
+      return Own(*fd, [&](const Var& r, const Array<PrimExpr>& at) {
+        PrimExpr v = fs ? BufferLoad(fs->local, {r}) : Load(src.buffer, Add(src.starts, at), t);
+        return BufferStore(fd->local, cast(t, v), {r});
+      });
+    }
+    if (!fs) Fail(call, "a copy between memory tiles in the consumers (not planned)");
+    if (fs->wgmma) {
+      return Own(*fs, [&](const Var& r, const Array<PrimExpr>& at) {
+        return Store(dst.buffer, Add(dst.starts, at), cast(t, BufferLoad(fs->local, {r})));
+      });
+    }
+    // A replicated fragment: the consumers share the stores.
+    return Spread(fs->size, [&](const PrimExpr& e) {
+      Array<PrimExpr> at = Unflat(e, fs->shape);
+      return Store(dst.buffer, Add(dst.starts, at), cast(t, BufferLoad(fs->local, {e})));
+    });
+  }
+
+  static Array<PrimExpr> Unflat(const PrimExpr& e, const std::vector<int64_t>& shape) {
+    std::vector<PrimExpr> out(shape.size());
+    PrimExpr rest = e;
+    for (size_t d = shape.size(); d-- > 0;) {
+      out[d] = d == 0 ? rest : floormod(rest, Int32(shape[d]));
+      rest = floordiv(rest, Int32(shape[d]));
+    }
+    return Array<PrimExpr>(out.begin(), out.end());
+  }
+
+  // Element e = k * consumers + tx of [0, size) for each k: the consumers' round-robin share.
+  Stmt Spread(int64_t size, const std::function<Stmt(const PrimExpr& e)>& body) {
+    Var k("k");
+    int64_t trips = (size + consumers_ - 1) / consumers_;
+    analyzer_.Bind(k, Range(Int32(0), Int32(trips)), true);
+    PrimExpr e = add(mul(k, Int32(consumers_)), tx_);
+    Stmt s = body(e);
+    if (size % consumers_ != 0) s = IfThenElse(LT(e, Int32(size)), s);
+    return For(k, Int32(0), Int32(trips), ForKind::kSerial, s);
+  }
+
+  Stmt Fill(const CallNode* call) override {
+    TileRegion dst = Region(call, 0);
+    PrimExpr value = cast(dst.buffer->dtype, VisitExpr(call->args[1]));
+    const Frag* f = FragOf(dst.buffer);
+    if (!f) Fail(call, "a fill of a memory tile in the consumers (not planned)");
+    return Own(*f, [&](const Var& r, const Array<PrimExpr>&) {
+      return BufferStore(f->local, value, {r});
+    });
+  }
+
+  Stmt Gemm(const CallNode* call) override {
+    Fail(call, "a T.gemm outside the T.Pipelined loop (not planned)");
+  }
+  Stmt Reduce(const CallNode* call) override {
+    Fail(call, "a T.reduce in the warp-specialized form (not planned)");
+  }
+
+  Stmt Parallel(const ForNode* op) {
+    std::vector<const ForNode*> loops{op};
+    Stmt body = op->body;
+    while (const auto* inner = body.as<ForNode>()) {
+      if (!inner->annotations.count("tessel.tile_parallel")) break;
+      loops.push_back(inner);
+      body = inner->body;
+    }
+    std::vector<int64_t> shape;
+    for (const ForNode* l : loops) {
+      if (ConstOf(l->min) != 0 || ConstOf(l->extent) < 1) {
+        FailAt("T.Parallel needs constant extents from 0 on the GPU");
+      }
+      shape.push_back(ConstOf(l->extent));
+    }
+    // The wgmma fragment of this shape the nest walks, if any: each thread then visits its own
+    // registers of it.
+    const Frag* lead = nullptr;
+    PostOrderVisit(body, [&](const ObjectRef& n) {
+      Buffer b;
+      if (const auto* l = n.as<BufferLoadNode>()) b = l->buffer;
+      if (const auto* s = n.as<BufferStoreNode>()) b = s->buffer;
+      const Frag* f = b.defined() ? FragOf(b) : nullptr;
+      if (f && f->wgmma && f->shape == shape) lead = f;
+    });
+    auto substitute = [&](const Array<PrimExpr>& at, const Var& r) {
+      // Wgmma fragments indexed by the loop variables are this thread's register r.
+      class Mine : public StmtExprMutator {
+       public:
+        Mine(Hopper* h, const std::vector<const ForNode*>& loops, Var r)
+            : h_(h), loops_(loops), r_(std::move(r)) {}
+        using StmtExprMutator::VisitExpr_;
+        using StmtExprMutator::VisitStmt_;
+        PrimExpr VisitExpr_(const BufferLoadNode* op) override {
+          if (const Frag* f = Own(op->buffer, op->indices)) return BufferLoad(f->local, {r_});
+          return StmtExprMutator::VisitExpr_(op);
+        }
+        Stmt VisitStmt_(const BufferStoreNode* op) override {
+          if (const Frag* f = Own(op->buffer, op->indices)) {
+            return BufferStore(f->local, VisitExpr(op->value), {r_});
+          }
+          return StmtExprMutator::VisitStmt_(op);
+        }
+
+       private:
+        const Frag* Own(const Buffer& b, const Array<PrimExpr>& idx) {
+          const Frag* f = h_->FragOf(b);
+          if (!f || !f->wgmma) return nullptr;
+          bool same = idx.size() == loops_.size();
+          for (size_t d = 0; same && d < idx.size(); ++d) {
+            same = idx[d].same_as(loops_[d]->loop_var) && f->shape[d] == ConstOf(loops_[d]->extent);
+          }
+          if (!same) {
+            h_->FailAt("inside T.Parallel, wgmma fragment " + std::string(b->name) +
+                       " must have the loops' shape and be indexed by the loop variables in order");
+          }
+          return f;
+        }
+        Hopper* h_;
+        const std::vector<const ForNode*>& loops_;
+        Var r_;
+      };
+      Stmt s = r.defined() ? Mine(this, loops, r).VisitStmt(body) : body;
+      VarMap sub;
+      for (size_t d = 0; d < loops.size(); ++d) sub[loops[d]->loop_var.get()] = at[d];
+      return VisitStmt(Substitute(s, sub));
+    };
+    if (lead) {
+      return Own(*lead, [&](const Var& r, const Array<PrimExpr>& at) { return substitute(at, r); });
+    }
+    int64_t size = 1;
+    for (int64_t e : shape) size *= e;
+    return Spread(size, [&](const PrimExpr& e) { return substitute(Unflat(e, shape), Var()); });
+  }
+
+  const TileKernelPlan& plan_;
+  int64_t consumers_ = 0;
+  Var tx_;
+  std::unordered_map<const VarNode*, Frag> frags_;
+  std::vector<std::pair<const VarNode*, Ring>> rings_;
+  Buffer bars_;
+};
+
+}  // namespace
+
+Stmt LowerTileKernelHopper(const ForNode* kernel, const TileKernelPlan& plan,
+                           const std::string& function) {
+  return Hopper(plan, function).Lower(kernel);
+}
+
+PrimExpr TmaDescribable(const TileKernelPlan& plan) {
+  PrimExpr ok = MakeConst(DataType::Bool(), 1);
+  for (const TmaCopy& c : plan.copies) {
+    const Buffer& t = c.src.buffer;
+    for (const PrimExpr& d : t->shape) ok = And(ok, GT(d, MakeConst(d.dtype(), 0)));
+    int64_t per16 = 16 / t->dtype.bytes();
+    if (t->strides.empty()) {
+      PrimExpr inner = t->shape[1];
+      ok = And(ok,
+               EQ(floormod(inner, MakeConst(inner.dtype(), per16)), MakeConst(inner.dtype(), 0)));
+    } else {
+      PrimExpr st = t->strides[0];
+      ok = And(ok, EQ(floormod(st, MakeConst(st.dtype(), per16)), MakeConst(st.dtype(), 0)));
+    }
+  }
+  return ok;
+}
+
+}  // namespace tile_lowering
+}  // namespace transform
+}  // namespace tessel

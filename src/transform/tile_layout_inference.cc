@@ -1,0 +1,547 @@
+// Layout inference for tile programs on GPUs: the plan of each T.Kernel
+// (src/transform/tile_layout_inference.h says what a plan holds and decides).
+#include "transform/tile_layout_inference.h"
+
+#include <tessel/arith/int_eval.h>
+#include <tessel/ir/functor.h>
+#include <tessel/ir/ops.h>
+#include <tessel/ir/printer.h>
+#include <tvm/ffi/reflection/registry.h>
+
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "transform/tile_lowering.h"
+
+namespace tessel {
+namespace transform {
+namespace tile_lowering {
+
+namespace {
+
+// Shared memory a block may use on sm_90 (227 KB).
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
+int64_t ConstOf(const PrimExpr& e) {
+  auto v = AsConstInt(e);
+  return v ? *v : -1;
+}
+
+std::string Line(const Optional<Span>& span) {
+  return span ? " at line " + std::to_string((*span)->line) : "";
+}
+
+std::string OpName(const CallNode* call) {
+  std::string n = (*call->op.as<Op>())->name;
+  return "T." + n.substr(5);  // tile_copy -> T.copy
+}
+
+bool IsShared(const Buffer& b) { return b->scope == "shared" || b->scope == "shared.dyn"; }
+bool IsFragment(const Buffer& b) { return b->scope == "local.fragment"; }
+
+std::vector<int64_t> ConstShape(const Buffer& b) {
+  std::vector<int64_t> out;
+  for (const PrimExpr& e : b->shape) out.push_back(ConstOf(e));
+  return out;
+}
+
+bool Whole(const TileRegion& r) {
+  for (size_t d = 0; d < r.starts.size(); ++d) {
+    if (ConstOf(r.starts[d]) != 0 || ConstOf(r.extents[d]) != ConstOf(r.buffer->shape[d])) {
+      return false;
+    }
+  }
+  return r.starts.size() == r.buffer->shape.size();
+}
+
+std::vector<Stmt> Flatten(const Stmt& s) {
+  if (const auto* seq = s.as<SeqStmtNode>()) {
+    std::vector<Stmt> out;
+    for (const Stmt& x : seq->seq) {
+      std::vector<Stmt> inner = Flatten(x);
+      out.insert(out.end(), inner.begin(), inner.end());
+    }
+    return out;
+  }
+  return {s};
+}
+
+// A tile call with its statement's span.
+struct Use {
+  const CallNode* call;
+  Optional<Span> span;
+};
+
+class Planner {
+ public:
+  Planner(const ForNode* kernel, std::string arch) : kernel_(kernel), arch_(std::move(arch)) {}
+
+  TileKernelPlan Run() {
+    auto threads = kernel_->annotations.Get("tessel.tile_kernel")->try_cast<int64_t>();
+    plan_.threads = threads ? *threads : 0;
+    Stmt body = kernel_->body;
+    while (const auto* b = body.as<ForNode>()) {
+      if (b->kind != ForKind::kThreadBinding) break;
+      body = b->body;
+    }
+    while (true) {
+      if (const auto* a = body.as<AllocateNode>()) {
+        body = a->body;
+      } else if (const auto* d = body.as<DeclBufferNode>()) {
+        if (IsShared(d->buffer) || IsFragment(d->buffer)) tiles_.push_back(d->buffer);
+        body = d->body;
+      } else {
+        break;
+      }
+    }
+    body_ = body;
+    CollectUses();
+    plan_.why_not = TryWarpSpecialized();
+    if (!plan_.why_not.empty()) {
+      plan_.warp_specialized = false;
+      plan_.pipelined = nullptr;
+      plan_.copies.clear();
+      plan_.gemms.clear();
+      plan_.layouts.clear();
+      PlanSimt();
+    }
+    return plan_;
+  }
+
+ private:
+  void CollectUses() {
+    std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
+      PostOrderVisit(s, [&](const ObjectRef& n) {
+        const auto* ev = n.as<EvaluateNode>();
+        if (const CallNode* call = ev ? TileCall(GetRef<Stmt>(ev)) : nullptr) {
+          uses_.push_back(Use{call, ev->span});
+        }
+      });
+    };
+    walk(body_);
+  }
+
+  void PlanSimt() {
+    std::unordered_set<const VarNode*> reduced;
+    for (const Use& u : uses_) {
+      if ((*u.call->op.as<Op>())->name != "tile_reduce") continue;
+      if (auto r = AsTileRegion(u.call->args[1])) reduced.insert(r->buffer->data.get());
+    }
+    for (const Buffer& b : tiles_) {
+      TileLayoutChoice c;
+      c.buffer = b;
+      if (IsShared(b)) {
+        c.kind = TileLayoutKind::kPlain;
+      } else if (reduced.count(b->data.get())) {
+        c.kind = TileLayoutKind::kReplicated;
+        c.why = "written by a T.reduce";
+      } else {
+        c.kind = TileLayoutKind::kSpread;
+      }
+      plan_.layouts.push_back(c);
+    }
+  }
+
+  TileLayoutChoice& Choice(const Buffer& b) {
+    for (TileLayoutChoice& c : plan_.layouts) {
+      if (c.buffer.same_as(b) || c.buffer->data.same_as(b->data)) return c;
+    }
+    TileLayoutChoice c;
+    c.buffer = b;
+    c.kind = IsShared(b) ? TileLayoutKind::kPlain : TileLayoutKind::kReplicated;
+    plan_.layouts.push_back(c);
+    return plan_.layouts.back();
+  }
+
+  bool IsTile(const Buffer& b) const {
+    for (const Buffer& t : tiles_) {
+      if (t->data.same_as(b->data)) return true;
+    }
+    return false;
+  }
+
+  // "" when the kernel takes the warp-specialized form (plan_ filled), else why not.
+  std::string TryWarpSpecialized() {
+    if (arch_ != "sm_90a") {
+      return "the target is " + (arch_.empty() ? std::string("not CUDA") : arch_) +
+             "; the warp-specialized form (TMA, wgmma) needs sm_90a";
+    }
+    if (plan_.threads != 128 && plan_.threads != 256) {
+      return "threads=" + std::to_string(plan_.threads) +
+             ": the warp-specialized form takes 128 or 256 threads (one or two consumer "
+             "warpgroups)";
+    }
+    int64_t warpgroups = plan_.threads / 128;
+    // The T.Pipelined loop: one, at the top level of the kernel.
+    std::vector<Stmt> top = Flatten(body_);
+    for (const Stmt& s : top) {
+      const auto* f = s.as<ForNode>();
+      if (f && f->annotations.count("tessel.pipeline_stages")) {
+        if (plan_.pipelined) return "two T.Pipelined loops" + Line(f->span);
+        plan_.pipelined = f;
+      }
+    }
+    if (!plan_.pipelined) return "no T.Pipelined loop at the top level of the T.Kernel";
+    const ForNode* loop = plan_.pipelined;
+    std::string where = "the T.Pipelined loop" + Line(loop->span);
+    plan_.stages = plan_.pipelined->annotations.Get("tessel.pipeline_stages")->cast<int64_t>();
+    if (plan_.stages < 1 || plan_.stages > 8) {
+      return where + " asks for " + std::to_string(plan_.stages) + " stages (1 to 8)";
+    }
+    // Its body: TMA copies into shared tiles, then wgmma gemms on them.
+    std::unordered_map<const VarNode*, const TmaCopy*> written;
+    for (const Stmt& s : Flatten(loop->body)) {
+      const CallNode* call = TileCall(s);
+      std::string name = call ? std::string((*call->op.as<Op>())->name) : "";
+      std::string at = call ? OpName(call) + Line(s->span) : "a statement" + Line(s->span);
+      if (name == "tile_copy") {
+        std::string bad = AddCopy(call, at);
+        if (!bad.empty()) return bad;
+      } else if (name == "tile_gemm") {
+        std::string bad = AddGemm(call, at, warpgroups);
+        if (!bad.empty()) return bad;
+      } else {
+        return where + " holds " + at + "; the warp-specialized form takes T.copy and T.gemm only";
+      }
+    }
+    if (plan_.copies.empty() || plan_.gemms.empty()) {
+      return where + " needs T.copy into shared tiles and a T.gemm on them";
+    }
+    int64_t bytes = 0;
+    for (const TmaCopy& c : plan_.copies) {
+      if (written.count(c.dst->data.get())) {
+        return "shared tile " + std::string(c.dst->name) + " is written by two T.copy in " + where;
+      }
+      written[c.dst->data.get()] = &c;
+      bytes += StageBytes(c.dst) * plan_.stages;
+    }
+    if (bytes > kMaxSharedBytes) {
+      return where + ": " + std::to_string(plan_.stages) + " stages of its tiles take " +
+             std::to_string(bytes) + " bytes of shared memory (at most " +
+             std::to_string(kMaxSharedBytes) + ")";
+    }
+    for (const WgmmaGemm& g : plan_.gemms) {
+      for (const Buffer& b : {g.a, g.b}) {
+        if (!written.count(b->data.get())) {
+          return "shared tile " + std::string(b->name) + " of " + OpName(g.call) +
+                 " is not written by a T.copy in " + where;
+        }
+      }
+    }
+    // Every shared tile is a TMA ring; nothing else may touch it.
+    for (const Buffer& t : tiles_) {
+      if (IsShared(t) && !written.count(t->data.get())) {
+        return "shared tile " + std::string(t->name) + " is not one that " + where +
+               " copies into (the warp-specialized form has only those)";
+      }
+    }
+    std::string bad = CheckOutsideLoop();
+    if (!bad.empty()) return bad;
+    for (const TmaCopy& c : plan_.copies) {
+      TileLayoutChoice& ch = Choice(c.dst);
+      ch.kind = TileLayoutKind::kSwizzled;
+      ch.swizzle_bytes = ConstOf(c.dst->shape[1]) * c.dst->dtype.bytes();
+      ch.why = OpName(c.call) + " by TMA, read by wgmma";
+    }
+    for (const WgmmaGemm& g : plan_.gemms) {
+      TileLayoutChoice& ch = Choice(g.c);
+      if (ch.kind == TileLayoutKind::kWgmma && ch.n != g.n) {
+        return "fragment " + std::string(g.c->name) + ": " + ch.why + " and C of " +
+               OpName(g.call) + " need different layouts";
+      }
+      ch.kind = TileLayoutKind::kWgmma;
+      ch.n = g.n;
+      ch.why = "C of " + OpName(g.call) + Line(SpanOf(g.call));
+    }
+    bad = Propagate();
+    if (!bad.empty()) return bad;
+    for (const Buffer& t : tiles_) Choice(t);  // the rest: replicated
+    plan_.warp_specialized = true;
+    return "";
+  }
+
+  Optional<Span> SpanOf(const CallNode* call) const {
+    for (const Use& u : uses_) {
+      if (u.call == call) return u.span;
+    }
+    return Optional<Span>();
+  }
+
+  static int64_t StageBytes(const Buffer& tile) {
+    int64_t bytes = tile->dtype.bytes();
+    for (const PrimExpr& e : tile->shape) bytes *= ConstOf(e);
+    return (bytes + 1023) / 1024 * 1024;
+  }
+
+  std::string AddCopy(const CallNode* call, const std::string& at) {
+    auto src = AsTileRegion(call->args[0]);
+    auto dst = AsTileRegion(call->args[1]);
+    if (!src || !dst) return at + ": operands are not tile regions";
+    if (IsTile(src->buffer) || !IsShared(dst->buffer) || !IsTile(dst->buffer)) {
+      return at + " is not a copy of a tensor into a shared tile";
+    }
+    if (!Whole(*dst)) return at + " writes part of " + std::string(dst->buffer->name);
+    DataType t = dst->buffer->dtype;
+    if (src->buffer->dtype != t || t.bits() != 16 || t.lanes() != 1 ||
+        !(t.is_float() || t.is_bfloat())) {
+      return at + ": TMA copies float16 / bfloat16 tiles without conversion here";
+    }
+    if (dst->extents.size() != 2 || src->buffer->shape.size() != 2) {
+      return at + ": the warp-specialized form copies 2-D tiles of 2-D tensors";
+    }
+    int64_t rows = ConstOf(dst->extents[0]), row_bytes = ConstOf(dst->extents[1]) * t.bytes();
+    if (rows < 1 || rows > 256 || (row_bytes != 32 && row_bytes != 64 && row_bytes != 128)) {
+      return at + ": a TMA box of " + std::to_string(rows) + " rows of " +
+             std::to_string(row_bytes) + " bytes (rows up to 256, rows of 32, 64 or 128 bytes)";
+    }
+    if (ConstOf(src->buffer->elem_offset) != 0 ||
+        (!src->buffer->strides.empty() && ConstOf(src->buffer->strides[1]) != 1)) {
+      return at + ": tensor " + std::string(src->buffer->name) +
+             " is a view with an offset or an inner stride";
+    }
+    plan_.copies.push_back(TmaCopy{call, *src, dst->buffer});
+    return "";
+  }
+
+  std::string AddGemm(const CallNode* call, const std::string& at, int64_t warpgroups) {
+    auto a = AsTileRegion(call->args[0]);
+    auto b = AsTileRegion(call->args[1]);
+    auto c = AsTileRegion(call->args[2]);
+    if (!a || !b || !c) return at + ": operands are not tile regions";
+    if (!IsShared(a->buffer) || !IsShared(b->buffer) || !IsFragment(c->buffer)) {
+      return at + ": wgmma here reads A and B from shared tiles into a fragment C";
+    }
+    if (!Whole(*a) || !Whole(*b) || !Whole(*c)) return at + " on part of a tile";
+    if (ConstOf(call->args[3]) != 0 || ConstOf(call->args[4]) != 1) {
+      return at +
+             ": wgmma here takes A as (M, K) and B as (N, K) with transpose_B=True (both "
+             "K-major)";
+    }
+    DataType t = a->buffer->dtype;
+    if (b->buffer->dtype != t || c->buffer->dtype != DataType::Float(32)) {
+      return at + ": wgmma here multiplies float16 or bfloat16 into float32";
+    }
+    WgmmaGemm g;
+    g.call = call;
+    g.a = a->buffer;
+    g.b = b->buffer;
+    g.c = c->buffer;
+    g.m = ConstOf(a->extents[0]);
+    g.k = ConstOf(a->extents[1]);
+    g.n = ConstOf(b->extents[0]);
+    g.clear = ConstOf(call->args[5]) == 1;
+    if (ConstOf(b->extents[1]) != g.k || ConstOf(c->extents[0]) != g.m ||
+        ConstOf(c->extents[1]) != g.n) {
+      return at + ": the extents of A, B and C do not agree";
+    }
+    if (g.m != 64 * warpgroups) {
+      return at + ": M = " + std::to_string(g.m) + "; with " + std::to_string(plan_.threads) +
+             " threads the warpgroups cover M = " + std::to_string(64 * warpgroups);
+    }
+    if (g.n < 8 || g.n > 256 || g.n % 8 != 0 || g.k % 16 != 0) {
+      return at + ": N = " + std::to_string(g.n) + ", K = " + std::to_string(g.k) +
+             " (wgmma takes N a multiple of 8 up to 256, K a multiple of 16)";
+    }
+    plan_.gemms.push_back(g);
+    return "";
+  }
+
+  // Outside the T.Pipelined loop: only fragments and tensors, through T.copy, T.fill and
+  // T.Parallel; no shared tile.
+  std::string CheckOutsideLoop() {
+    std::unordered_set<const CallNode*> in_loop;
+    for (const TmaCopy& c : plan_.copies) in_loop.insert(c.call);
+    for (const WgmmaGemm& g : plan_.gemms) in_loop.insert(g.call);
+    for (const Use& u : uses_) {
+      if (in_loop.count(u.call)) continue;
+      std::string name = (*u.call->op.as<Op>())->name;
+      std::string at = OpName(u.call) + Line(u.span);
+      if (name == "tile_gemm") return at + " outside the T.Pipelined loop";
+      if (name == "tile_reduce")
+        return at + ": reductions are not in the warp-specialized form yet";
+      for (size_t i = 0; i < 2 && i < u.call->args.size(); ++i) {
+        auto r = AsTileRegion(u.call->args[i]);
+        if (r && IsShared(r->buffer))
+          return at + " uses shared tile " + std::string(r->buffer->name);
+        if (r && IsFragment(r->buffer) && !Whole(*r)) return at + " on part of a fragment";
+      }
+    }
+    // The buffer[starts] of each tile operand is a load in the IR, not an access.
+    std::unordered_set<const Object*> operands;
+    for (const Use& u : uses_) {
+      PostOrderVisit(GetRef<PrimExpr>(u.call),
+                     [&](const ObjectRef& n) { operands.insert(n.get()); });
+    }
+    std::string bad;
+    PostOrderVisit(body_, [&](const ObjectRef& n) {
+      if (operands.count(n.get())) return;
+      Buffer b;
+      if (const auto* l = n.as<BufferLoadNode>()) b = l->buffer;
+      if (const auto* s = n.as<BufferStoreNode>()) b = s->buffer;
+      if (b.defined() && IsShared(b) && bad.empty()) {
+        bad = "shared tile " + std::string(b->name) + " is indexed directly";
+      }
+    });
+    return bad;
+  }
+
+  // The wgmma layout flows through T.Parallel nests and fragment-to-fragment copies of one shape.
+  std::string Propagate() {
+    auto layout_of = [&](const Buffer& b) -> TileLayoutChoice* {
+      for (TileLayoutChoice& c : plan_.layouts) {
+        if (c.buffer->data.same_as(b->data)) return &c;
+      }
+      return nullptr;
+    };
+    for (int round = 0; round < 8; ++round) {
+      bool changed = false;
+      std::string bad;
+      auto tie = [&](const Buffer& x, const Buffer& y, const std::string& at) {
+        TileLayoutChoice* cx = layout_of(x);
+        TileLayoutChoice* cy = layout_of(y);
+        bool wx = cx && cx->kind == TileLayoutKind::kWgmma;
+        bool wy = cy && cy->kind == TileLayoutKind::kWgmma;
+        if (wx == wy) {
+          if (wx && cx->n != cy->n && bad.empty()) {
+            bad = "fragments " + std::string(x->name) + " (" + cx->why + ") and " +
+                  std::string(y->name) + " (" + cy->why + ") meet " + at +
+                  " with two wgmma layouts";
+          }
+          return;
+        }
+        const Buffer& to = wx ? y : x;
+        TileLayoutChoice* from = wx ? cx : cy;
+        TileLayoutChoice& c = Choice(to);
+        c.kind = TileLayoutKind::kWgmma;
+        c.n = from->n;
+        c.why = "tied to " + std::string((wx ? x : y)->name) + " " + at;
+        changed = true;
+      };
+      for (const Use& u : uses_) {
+        if ((*u.call->op.as<Op>())->name != "tile_copy") continue;
+        auto s = AsTileRegion(u.call->args[0]), d = AsTileRegion(u.call->args[1]);
+        if (s && d && IsFragment(s->buffer) && IsFragment(d->buffer) &&
+            ConstShape(s->buffer) == ConstShape(d->buffer)) {
+          tie(s->buffer, d->buffer, "by " + OpName(u.call) + Line(u.span));
+        }
+      }
+      PostOrderVisit(body_, [&](const ObjectRef& n) {
+        const auto* f = n.as<ForNode>();
+        if (!f || !f->annotations.count("tessel.tile_parallel")) return;
+        std::vector<Var> vars{f->loop_var};
+        std::vector<int64_t> shape{ConstOf(f->extent)};
+        Stmt inner = f->body;
+        while (const auto* g = inner.as<ForNode>()) {
+          if (!g->annotations.count("tessel.tile_parallel")) break;
+          vars.push_back(g->loop_var);
+          shape.push_back(ConstOf(g->extent));
+          inner = g->body;
+        }
+        std::vector<Buffer> own;
+        PostOrderVisit(inner, [&](const ObjectRef& m) {
+          Buffer b;
+          Array<PrimExpr> idx;
+          if (const auto* l = m.as<BufferLoadNode>()) b = l->buffer, idx = l->indices;
+          if (const auto* s = m.as<BufferStoreNode>()) b = s->buffer, idx = s->indices;
+          if (!b.defined() || !IsFragment(b) || ConstShape(b) != shape) return;
+          bool by_vars = idx.size() == vars.size();
+          for (size_t d = 0; by_vars && d < idx.size(); ++d) by_vars = idx[d].same_as(vars[d]);
+          if (by_vars) own.push_back(b);
+        });
+        for (size_t i = 1; i < own.size(); ++i) {
+          tie(own[0], own[i], "in the T.Parallel" + Line(f->span));
+        }
+      });
+      if (!bad.empty()) return bad;
+      if (!changed) break;
+    }
+    return "";
+  }
+
+  const ForNode* kernel_;
+  std::string arch_;
+  TileKernelPlan plan_;
+  Stmt body_;
+  std::vector<Buffer> tiles_;
+  std::vector<Use> uses_;
+};
+
+}  // namespace
+
+std::string TileLayoutChoice::Text() const {
+  std::string out;
+  switch (kind) {
+    case TileLayoutKind::kSpread:
+      out = "spread round-robin over the threads";
+      break;
+    case TileLayoutKind::kReplicated:
+      out = "replicated in every thread";
+      break;
+    case TileLayoutKind::kWgmma:
+      out = "wgmma accumulator m64n" + std::to_string(n) + " (warpgroup w: rows 64w..64w+63)";
+      break;
+    case TileLayoutKind::kSwizzled:
+      out = std::to_string(swizzle_bytes) + "-byte swizzle";
+      break;
+    case TileLayoutKind::kPlain:
+      out = "row-major";
+      break;
+  }
+  return why.empty() ? out : out + ": " + why;
+}
+
+const TileLayoutChoice* TileKernelPlan::Find(const Buffer& b) const {
+  for (const TileLayoutChoice& c : layouts) {
+    if (c.buffer->data.same_as(b->data)) return &c;
+  }
+  return nullptr;
+}
+
+TileKernelPlan PlanTileKernel(const ForNode* kernel, const std::string& arch) {
+  return Planner(kernel, arch).Run();
+}
+
+Map<String, Any> DescribePlan(const TileKernelPlan& plan) {
+  Map<String, Any> out;
+  std::string text;
+  if (plan.warp_specialized) {
+    text = "warp-specialized: " + std::to_string(plan.threads / 128) +
+           " consumer warpgroup(s) run wgmma, a producer warpgroup issues TMA into " +
+           std::to_string(plan.stages) + " stages";
+  } else {
+    text = "SIMT: " + plan.why_not;
+  }
+  out.Set("tessel.tile_plan", String(text));
+  Map<String, Any> layouts;
+  for (const TileLayoutChoice& c : plan.layouts) layouts.Set(c.buffer->name, String(c.Text()));
+  out.Set("tessel.tile_layouts", layouts);
+  return out;
+}
+
+Array<PrimExpr> WgmmaElement(const PrimExpr& thread, const PrimExpr& local) {
+  PrimExpr w = floordiv(thread, Int32(128)), t = floormod(thread, Int32(128));
+  PrimExpr row = add(add(add(mul(w, Int32(64)), mul(floordiv(t, Int32(32)), Int32(16))),
+                         floordiv(floormod(t, Int32(32)), Int32(4))),
+                     mul(floormod(floordiv(local, Int32(2)), Int32(2)), Int32(8)));
+  PrimExpr col =
+      add(add(mul(floordiv(local, Int32(4)), Int32(8)), mul(floormod(t, Int32(4)), Int32(2))),
+          floormod(local, Int32(2)));
+  return {row, col};
+}
+
+// For tests: WgmmaElement at one (thread, register), and the plan of each T.Kernel of a function
+// as its annotations.
+TVM_FFI_STATIC_INIT_BLOCK() {
+  tvm::ffi::reflection::GlobalDef().def(
+      "tessel.tile.WgmmaElement", [](int64_t thread, int64_t local) {
+        Var t("t"), r("r");
+        Array<PrimExpr> at = WgmmaElement(t, r);
+        std::unordered_map<const VarNode*, int64_t> env{{t.get(), thread}, {r.get(), local}};
+        return Array<int64_t>{*arith::EvalInt(at[0], env), *arith::EvalInt(at[1], env)};
+      });
+}
+
+}  // namespace tile_lowering
+}  // namespace transform
+}  // namespace tessel

@@ -1,0 +1,102 @@
+// Internal to src/transform: layout inference for the T.Kernels of tile programs on GPUs, and the
+// plan each lowering follows. The contract is in include/tessel/transform/lower_tile_ops.h.
+//
+// A plan says, for one T.Kernel, how it is lowered and where each tile lives:
+// - "warp-specialized" (CUDA sm_90a): the kernel's T.Pipelined loop of TMA copies and wgmma
+//   gemms runs on a producer warpgroup (TMA into a ring of stages guarded by mbarriers) and the
+//   kernel's own threads as consumers; the shared tiles the loop copies into get the swizzle their
+//   wgmma reads (32, 64 or 128 bytes: the width of a row), gemm accumulators the wgmma accumulator
+//   layout over the warpgroups, and the layout flows to the fragments a T.Parallel or a T.copy
+//   ties to them (same shape, same indices); any other fragment is replicated in every consumer;
+// - "SIMT" otherwise, with the first reason the kernel could not take the path above: the layouts
+//   of src/transform/lower_tile_ops_gpu.cc (fragments spread round-robin, or replicated when a
+//   reduction writes them).
+// Where two uses would need two layouts for one tile, the plan falls back to SIMT and its reason
+// names both uses with their lines. The InferTileLayouts pass writes each plan on its T.Kernel
+// loop ("tessel.tile_plan", "tessel.tile_layouts"), which TESSEL_DUMP_IR shows.
+#ifndef TESSEL_SRC_TRANSFORM_TILE_LAYOUT_INFERENCE_H_
+#define TESSEL_SRC_TRANSFORM_TILE_LAYOUT_INFERENCE_H_
+
+#include <tessel/ir/builtin_tile.h>
+#include <tessel/ir/stmt.h>
+#include <tvm/ffi/container/map.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessel {
+namespace transform {
+namespace tile_lowering {
+
+enum class TileLayoutKind {
+  kSpread,      // SIMT: round-robin over the threads
+  kReplicated,  // every (consumer) thread holds the whole tile
+  kWgmma,       // the wgmma m64nN accumulator, warpgroup w holding rows 64w .. 64w + 63
+  kSwizzled,    // a shared tile, stored with `swizzle_bytes` swizzle
+  kPlain,       // a shared tile, row-major
+};
+
+struct TileLayoutChoice {
+  ir::Buffer buffer;
+  TileLayoutKind kind = TileLayoutKind::kSpread;
+  int64_t swizzle_bytes = 0;  // kSwizzled
+  int64_t n = 0;              // kWgmma: the accumulator's columns
+  std::string why;            // the use that decided it ("C of T.gemm at line 12")
+  std::string Text() const;
+};
+
+// A T.copy of a global box into a whole shared tile, done by TMA.
+struct TmaCopy {
+  const ir::CallNode* call = nullptr;
+  ir::TileRegion src;
+  ir::Buffer dst;
+};
+
+// A T.gemm run as wgmma: A (m x k) and B (n x k, transpose_B) K-major shared tiles, C a fragment.
+struct WgmmaGemm {
+  const ir::CallNode* call = nullptr;
+  ir::Buffer a, b, c;
+  int64_t m = 0, n = 0, k = 0;
+  bool clear = false;
+};
+
+struct TileKernelPlan {
+  bool warp_specialized = false;
+  std::string why_not;  // SIMT: why not warp-specialized
+  int64_t threads = 0;  // the T.Kernel's threads (the consumers when warp-specialized)
+  std::vector<TileLayoutChoice> layouts;
+  // Warp-specialized:
+  const ir::ForNode* pipelined = nullptr;
+  int64_t stages = 0;
+  std::vector<TmaCopy> copies;
+  std::vector<WgmmaGemm> gemms;
+
+  const TileLayoutChoice* Find(const ir::Buffer& b) const;
+};
+
+// The plan of T.Kernel loop `kernel` for a GPU of `arch` ("sm_90a" allows warp specialization;
+// "" or any other arch gives SIMT).
+TileKernelPlan PlanTileKernel(const ir::ForNode* kernel, const std::string& arch);
+
+// The plan as annotations: "tessel.tile_plan" (text) and "tessel.tile_layouts" (buffer name to
+// layout text).
+tvm::ffi::Map<tvm::ffi::String, tvm::ffi::Any> DescribePlan(const TileKernelPlan& plan);
+
+// Where the wgmma accumulator of `n` columns over `warpgroups` warpgroups keeps register `local`
+// of consumer thread `thread`: its logical (row, column).
+ir::Array<ir::PrimExpr> WgmmaElement(const ir::PrimExpr& thread, const ir::PrimExpr& local);
+
+// The warp-specialized lowering of `kernel` by `plan` (src/transform/lower_tile_ops_hopper.cc).
+ir::Stmt LowerTileKernelHopper(const ir::ForNode* kernel, const TileKernelPlan& plan,
+                               const std::string& function);
+
+// The host condition under which the TMA copies of `plan` can describe their tensors: every
+// dimension positive and every stride but the innermost a multiple of 16 bytes.
+ir::PrimExpr TmaDescribable(const TileKernelPlan& plan);
+
+}  // namespace tile_lowering
+}  // namespace transform
+}  // namespace tessel
+
+#endif  // TESSEL_SRC_TRANSFORM_TILE_LAYOUT_INFERENCE_H_
