@@ -589,29 +589,101 @@ class Simt : public TileLowering {
       vars.push_back(l->loop_var);
     }
     Dist dist = DistOf(shape);
-    return Own(dist, ForKind::kUnrolled,
-               [&](const Var& jv, const PrimExpr& reg0, const PrimExpr& e0) {
-                 return Lanes(dist.vec, ForKind::kUnrolled, [&](const PrimExpr& l) {
-                   return OwnElement(body, loops, vars, shape, add(reg0, l), At(dist, jv, e0, l));
-                 });
-               });
+    std::unordered_map<const BufferLoadNode*, Buffer> rows = ContiguousReads(body, vars, dist.vec);
+    return Own(
+        dist, ForKind::kUnrolled, [&](const Var& jv, const PrimExpr& reg0, const PrimExpr& e0) {
+          std::vector<Stmt> seq;
+          std::unordered_set<const Object*> done;
+          for (const auto& [load, tmp] : rows) {
+            if (!done.insert(tmp.get()).second) continue;
+            seq.push_back(VectorLanes(dist.vec, tmp->dtype, [&](const PrimExpr& l) {
+              Array<PrimExpr> at = At(dist, jv, e0, l);
+              VarMap sub;
+              for (size_t d = 0; d < loops.size(); ++d) sub[loops[d]->loop_var.get()] = at[d];
+              Array<PrimExpr> idx;
+              for (const PrimExpr& i : load->indices) idx.push_back(VisitExpr(Substitute(i, sub)));
+              return BufferStore(tmp, BufferLoad(load->buffer, idx), {l});
+            }));
+          }
+          seq.push_back(Lanes(dist.vec, ForKind::kUnrolled, [&](const PrimExpr& l) {
+            return OwnElement(body, loops, vars, shape, add(reg0, l), At(dist, jv, e0, l), rows, l);
+          }));
+          return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
+        });
+  }
+
+  // Reads in a T.Parallel body that can be made a vector at a time before its lanes run: loads of
+  // a tensor or shared tile (not a fragment) that the body does not write, whose last index is the
+  // innermost loop variable itself and whose other indices do not use it (W[j], X[i, j]), in a
+  // body that evaluates every expression unconditionally (no if, Select or if_then_else), so that
+  // reading a whole vector reads nothing the lanes would not. Each maps to the per-thread buffer of
+  // v elements that holds the vector (one per distinct buffer and indices).
+  std::unordered_map<const BufferLoadNode*, Buffer> ContiguousReads(const Stmt& body,
+                                                                    const Array<PrimExpr>& vars,
+                                                                    int64_t v) {
+    std::unordered_map<const BufferLoadNode*, Buffer> out;
+    if (v == 1) return out;
+    bool conditional = false;
+    std::unordered_set<const VarNode*> written;
+    std::vector<const BufferLoadNode*> loads;
+    PostOrderVisit(body, [&](const ObjectRef& n) {
+      if (n.as<IfThenElseNode>() || n.as<SelectNode>() || n.as<WhileNode>()) conditional = true;
+      if (const auto* call = n.as<CallNode>()) {
+        if (call->op.same_as(builtin::if_then_else())) conditional = true;
+      }
+      if (const auto* st = n.as<BufferStoreNode>()) written.insert(st->buffer->data.get());
+      if (const auto* ld = n.as<BufferLoadNode>()) loads.push_back(ld);
+    });
+    if (conditional) return out;
+    const PrimExpr& inner = vars[vars.size() - 1];
+    std::map<std::string, Buffer> by_text;
+    for (const BufferLoadNode* ld : loads) {
+      const Buffer& b = ld->buffer;
+      if (FragOf(b) || written.count(b->data.get()) || !b->strides.empty() || ld->indices.empty() ||
+          !ld->indices[ld->indices.size() - 1].same_as(inner) || ld->dtype.lanes() != 1) {
+        continue;
+      }
+      std::string scope = b->scope;
+      if (scope == "local" || scope == "local.fragment") continue;
+      bool uses_inner = false;
+      for (size_t d = 0; d + 1 < ld->indices.size(); ++d) {
+        PostOrderVisit(ld->indices[d], [&](const ObjectRef& n) {
+          if (n.same_as(inner)) uses_inner = true;
+        });
+      }
+      if (uses_inner) continue;
+      std::string key = AsText(GetRef<PrimExpr>(ld));
+      auto it = by_text.find(key);
+      if (it == by_text.end()) {
+        Buffer tmp = MakeBuffer(std::string(b->name) + "_vec", b->dtype, {Int32(v)}, "local");
+        locals_.push_back(tmp);
+        it = by_text.emplace(key, tmp).first;
+      }
+      out[ld] = it->second;
+    }
+    return out;
   }
 
   // The body of a T.Parallel nest for this thread's element at `at`, register r of the spread
-  // fragments of its shape.
+  // fragments of its shape, lane l of its vector (the index into the buffers of `rows`).
   Stmt OwnElement(const Stmt& body, const std::vector<const ForNode*>& loops,
                   const Array<PrimExpr>& vars, const std::vector<int64_t>& shape, const PrimExpr& r,
-                  const Array<PrimExpr>& at) {
+                  const Array<PrimExpr>& at,
+                  const std::unordered_map<const BufferLoadNode*, Buffer>& rows,
+                  const PrimExpr& l) {
     {
       // A spread fragment of this shape indexed by the loop variables: the thread's register r.
       class OwnRegisters : public StmtExprMutator {
        public:
         OwnRegisters(Simt* s, const Array<PrimExpr>& vars, const std::vector<int64_t>& shape,
-                     PrimExpr r)
-            : s_(s), vars_(vars), shape_(shape), r_(std::move(r)) {}
+                     PrimExpr r, const std::unordered_map<const BufferLoadNode*, Buffer>& rows,
+                     PrimExpr l)
+            : s_(s), vars_(vars), shape_(shape), r_(std::move(r)), rows_(rows), l_(std::move(l)) {}
         using StmtExprMutator::VisitExpr_;
         using StmtExprMutator::VisitStmt_;
         PrimExpr VisitExpr_(const BufferLoadNode* op) override {
+          auto it = rows_.find(op);
+          if (it != rows_.end()) return BufferLoad(it->second, {l_});
           if (const Frag* f = Mine(op->buffer, op->indices)) return BufferLoad(f->local, {r_});
           return StmtExprMutator::VisitExpr_(op);
         }
@@ -638,8 +710,10 @@ class Simt : public TileLowering {
         Array<PrimExpr> vars_;
         std::vector<int64_t> shape_;
         PrimExpr r_;
+        const std::unordered_map<const BufferLoadNode*, Buffer>& rows_;
+        PrimExpr l_;
       };
-      Stmt s = OwnRegisters(this, vars, shape, r).VisitStmt(body);
+      Stmt s = OwnRegisters(this, vars, shape, r, rows, l).VisitStmt(body);
       VarMap sub;
       for (size_t d = 0; d < loops.size(); ++d) sub[loops[d]->loop_var.get()] = at[d];
       s = Substitute(s, sub);

@@ -185,6 +185,8 @@ def test_cuda_source_has_16_byte_accesses_shuffles_and_no_local_memory(op, dtype
                        target="cuda -arch=sm_90").get_source("cuda")
     assert f"tsl_wide_load<{vector}>(X" in src and f"{vector} tsl_s" in src
     assert "__shfl_xor_sync(0xffffffffu" in src
+    if op != "softmax":  # the weights, read in T.Parallel, a vector at a time too
+        assert f"tsl_wide_load<{vector}>(W" in src
     ptx = tvm_ffi.get_global_func("tessel.codegen.CompileCUDAToPTX")(src, "sm_90")
     assert ".entry" in ptx
     # Every register index is a constant: nothing of the fragments lives in local memory.
