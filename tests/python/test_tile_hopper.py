@@ -105,6 +105,10 @@ def test_the_examples_compile_to_tma_and_wgmma_for_sm_90a(text):
     assert fast.count("tsl_tma_load_2d(") == 2 and fast.count("tsl_wgmma_m64n256k16_f16_00(") == 4
     assert "tsl_setmaxnreg_dec<40>" in fast and "tsl_mbarrier_wait" in fast
     assert "wgmma" not in slow and "tma" not in slow
+    # One dynamic shared memory symbol per alignment: a shared one took the 16-byte alignment of
+    # the fallback and misaligned the TMA ring on the H200.
+    assert "__align__(1024) unsigned char tsl_dyn_smem_1024[]" in fast
+    assert "tsl_dyn_smem_1024" not in slow
 
 
 def _cuda_torch():

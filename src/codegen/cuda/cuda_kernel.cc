@@ -587,8 +587,15 @@ std::string Kernel::Run(bool* uses_grid_sync) {
         swizzled = swizzled || (op && std::string((*op)->name).rfind("ptx_tma_", 0) == 0);
       }
     });
-    Line(std::string("extern __shared__ __align__(") + (swizzled ? "1024" : "16") +
-         ") unsigned char tsl_dyn_smem[];");
+    if (swizzled) {
+      // Its own symbol: extern __shared__ arrays of one name share one alignment across the
+      // kernels of a module, and a 16-byte one in another kernel (a fallback) left this one's
+      // base 48 bytes past a 1024-byte boundary on the H200.
+      Line("extern __shared__ __align__(1024) unsigned char tsl_dyn_smem_1024[];");
+      Line("unsigned char* const tsl_dyn_smem = tsl_dyn_smem_1024;");
+    } else {
+      Line("extern __shared__ __align__(16) unsigned char tsl_dyn_smem[];");
+    }
   }
   for (const std::string& line : map_lines) Line(line);
   VisitStmt(func_->body);
