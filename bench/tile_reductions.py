@@ -13,7 +13,7 @@ JSON has them all.
 How to run, on the GPU machine (PyTorch with CUDA; Triton not needed): from the repository root,
 `python bench/tile_reductions.py --json tile_reductions.json` (options: `--arch sm_90` (default),
 `--ops softmax,layernorm,rmsnorm`, `--dtypes float32,float16,bfloat16`, `--reps 20`). It builds
-about 80 kernels first (a few minutes, cached by tessel afterwards), then prints one line per case
+the 117 tile kernels first (`--jobs` processes; cached by tessel afterwards), then prints one line per case
 as it goes and, at the end, a Markdown table per op: tile us and its fraction of copy bandwidth,
 the hand-written kernel's us and fraction, tile speed relative to hand-written and to torch, and
 the best configuration; then "N wrong results" (nonzero exit when any result disagrees with
@@ -35,9 +35,10 @@ import cuda_reductions as hand  # noqa: E402  (stdlib-only at import)
 FILES = {"softmax": "softmax_tile", "layernorm": "layernorm_tile", "rmsnorm": "rmsnorm_tile"}
 
 # (rows per block, threads) to try for each row length; the first is the default. Each thread
-# holds rows * m / threads float32 values of the row.
+# holds rows * m / threads float32 values of the row. A block of one warp (1, 32) needs no barrier:
+# its reductions are shuffles only.
 CONFIGS = {
-    1024: [(1, 128), (1, 256), (4, 128), (2, 256)],
+    1024: [(1, 128), (1, 256), (4, 128), (2, 256), (1, 32)],
     4096: [(1, 128), (1, 256), (1, 512)],
     8192: [(1, 256), (1, 512), (1, 1024)],
     32768: [(1, 1024), (1, 512)],
