@@ -21,6 +21,7 @@
 #include <tessel/transform/inject_shared_barriers.h>
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "transform/tile_layout_inference.h"
 #include "transform/tile_lowering.h"
@@ -94,18 +95,32 @@ class Hopper : public TileLowering {
         (after ? post : pre).push_back(s);
       }
     }
+    Persistence(blocks);
     std::vector<Stmt> consumer;
     if (plan_.threads == 256) consumer.push_back(Intrin("ptx_setmaxnreg_inc", {Int32(232)}));
     {
       // Consumers only: their thread index is below n.
       analyzer_.Bind(tx_, Range(Int32(0), Int32(consumers_)), true);
-      for (const Stmt& s : pre) consumer.push_back(VisitStmt(s));
-      consumer.push_back(ConsumerLoop());
-      for (const Stmt& s : post) consumer.push_back(VisitStmt(s));
+      std::vector<Stmt> tile;
+      tile_i_ = Var("tile_i");
+      for (const Stmt& s : pre) tile.push_back(VisitStmt(s));
+      tile.push_back(ConsumerLoop());
+      for (const Stmt& s : post) tile.push_back(VisitStmt(s));
+      consumer.push_back(persistent_ ? TileWalk(Seq(tile), {}, tile_i_) : Seq(tile));
     }
     std::vector<Stmt> producer;
     if (plan_.threads == 256) producer.push_back(Intrin("ptx_setmaxnreg_dec", {Int32(40)}));
-    producer.push_back(IfThenElse(EQ(tx_, Int32(consumers_)), ProducerLoop()));
+    {
+      // The producer binds its own copies of the block variables (each is bound once).
+      VarMap own;
+      for (const ForNode* b : blocks) {
+        own[b->loop_var.get()] = Var(tvm::ffi::make_object<VarNode>(*b->loop_var.get()));
+      }
+      tile_i_ = Var("tile_i");
+      Stmt loads = ProducerLoop(persistent_ ? own : VarMap{});
+      producer.push_back(IfThenElse(EQ(tx_, Int32(consumers_)),
+                                    persistent_ ? TileWalk(loads, own, tile_i_) : loads));
+    }
 
     std::vector<Stmt> init;
     for (int64_t s = 0; s < plan_.stages; ++s) {
@@ -136,6 +151,13 @@ class Hopper : public TileLowering {
     }
     // The mbarriers and the thread split order every shared access of this kernel.
     s = AttrStmt(Int32(0), kManualSharedSyncAttr, Int32(1), s);
+    if (persistent_) {
+      Map<String, Any> ann = kernel->annotations;
+      ann.erase("tessel.tile_kernel");
+      for (const auto& [k, v] : DescribePlan(plan_)) ann.Set(k, v);
+      return WithSpan(For(bid_, Int32(0), grid_, ForKind::kThreadBinding, s, "blockIdx.x", ann),
+                      kernel->span);
+    }
     for (size_t i = blocks.size(); i-- > 0;) {
       Map<String, Any> ann = blocks[i]->annotations;
       ann.erase("tessel.tile_kernel");
@@ -271,8 +293,62 @@ class Hopper : public TileLowering {
     FailAt("no ring for shared tile " + std::string(b->name));
   }
 
-  // The iteration (from 0), its stage and its phase.
-  PrimExpr Iter(const Var& ko) const { return sub(ko, cast(ko.dtype(), plan_.pipelined->min)); }
+  // Persistent when the grid is blockIdx.x (and .y) from 0 and the loop's trip count is the same
+  // for every tile: kPersistentBlocks blocks then walk the tiles, so that the producer loads the
+  // next tile while the consumers write the last one and no wave is left part-empty.
+  void Persistence(const std::vector<const ForNode*>& blocks) {
+    std::unordered_set<const VarNode*> block_vars;
+    bool ok = blocks.size() <= 2;
+    for (size_t i = 0; ok && i < blocks.size(); ++i) {
+      ok = ConstOf(blocks[i]->min) == 0 &&
+           std::string(blocks[i]->thread_tag) == (i == 0 ? "blockIdx.x" : "blockIdx.y");
+      block_vars.insert(blocks[i]->loop_var.get());
+    }
+    PostOrderVisit(plan_.pipelined->extent, [&](const ObjectRef& n) {
+      if (block_vars.count(static_cast<const VarNode*>(n.get()))) ok = false;
+    });
+    PostOrderVisit(plan_.pipelined->min, [&](const ObjectRef& n) {
+      if (block_vars.count(static_cast<const VarNode*>(n.get()))) ok = false;
+    });
+    persistent_ = ok;
+    if (!ok) return;
+    blocks_ = blocks;
+    gx_ = cast(DataType::Int(32), blocks[0]->extent);
+    gy_ = blocks.size() > 1 ? cast(DataType::Int(32), blocks[1]->extent) : PrimExpr(Int32(1));
+    grid_ = min(mul(gx_, gy_), Int32(kPersistentBlocks));
+    bid_ = Var("bid");
+  }
+
+  // for i in [0, my tiles): t = bid + i * grid; (bx, by) of tile t; body. Tiles go in groups of 8
+  // rows of blocks (blockIdx.y), 8 consecutive blocks sharing a column (blockIdx.x): in L2
+  // together. `own`: the block variables to bind instead of the kernel's.
+  Stmt TileWalk(const Stmt& body, const VarMap& own, const Var& i) {
+    PrimExpr total = mul(gx_, gy_);
+    PrimExpr mine = floordiv(sub(add(total, grid_), add(bid_, Int32(1))), grid_);
+    PrimExpr t = add(bid_, mul(i, grid_));
+    PrimExpr group = mul(gx_, Int32(8));
+    PrimExpr first = mul(floordiv(t, group), Int32(8));
+    PrimExpr rows = min(sub(gy_, first), Int32(8));
+    PrimExpr y = add(first, floormod(floormod(t, group), rows));
+    PrimExpr x = floordiv(floormod(t, group), rows);
+    auto var = [&](const ForNode* b) {
+      auto it = own.find(b->loop_var.get());
+      return it == own.end()            ? b->loop_var
+             : it->second.as<VarNode>() ? GetRef<Var>(it->second.as<VarNode>())
+                                        : b->loop_var;
+    };
+    Stmt s = body;
+    if (blocks_.size() > 1) s = LetStmt(var(blocks_[1]), cast(blocks_[1]->loop_var.dtype(), y), s);
+    s = LetStmt(var(blocks_[0]), cast(blocks_[0]->loop_var.dtype(), blocks_.size() > 1 ? x : t), s);
+    return For(i, Int32(0), mine, ForKind::kSerial, s);
+  }
+
+  // The iteration (from 0 over the whole walk), its stage and its phase.
+  PrimExpr Iter(const Var& ko) const {
+    PrimExpr it = sub(ko, cast(ko.dtype(), plan_.pipelined->min));
+    if (!persistent_) return it;
+    return add(mul(cast(it.dtype(), tile_i_), cast(it.dtype(), plan_.pipelined->extent)), it);
+  }
   PrimExpr StageOf(const PrimExpr& it) const {
     return cast(DataType::Int(32), floormod(it, MakeConst(it.dtype(), plan_.stages)));
   }
@@ -281,11 +357,11 @@ class Hopper : public TileLowering {
                                             MakeConst(it.dtype(), 2)));
   }
 
-  Stmt ProducerLoop() {
+  Stmt ProducerLoop(VarMap to_ko) {
     const ForNode* loop = plan_.pipelined;
     // The consumers' loop binds the loop's own variable; this one gets a fresh one.
     Var ko(tvm::ffi::make_object<VarNode>(*loop->loop_var.get()));
-    VarMap to_ko{{loop->loop_var.get(), ko}};
+    to_ko[loop->loop_var.get()] = ko;
     PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
     int64_t bytes = 0;
     for (const auto& [data, r] : rings_) bytes += r.tile_bytes;
@@ -534,7 +610,14 @@ class Hopper : public TileLowering {
     return Spread(size, [&](const PrimExpr& e) { return substitute(Unflat(e, shape), Var()); });
   }
 
+  // The blocks of a persistent kernel: the SMs of an H100 / H200 (elsewhere it is still correct).
+  static constexpr int64_t kPersistentBlocks = 132;
+
   const TileKernelPlan& plan_;
+  bool persistent_ = false;
+  std::vector<const ForNode*> blocks_;
+  PrimExpr gx_, gy_, grid_;
+  Var bid_, tile_i_;
   int64_t consumers_ = 0;
   Var tx_;
   std::unordered_map<const VarNode*, Frag> frags_;
