@@ -589,13 +589,11 @@ class Simt : public TileLowering {
       vars.push_back(l->loop_var);
     }
     Dist dist = DistOf(shape);
-    std::unordered_map<const BufferLoadNode*, Buffer> rows = ContiguousReads(body, vars, dist.vec);
+    Prefetch rows = ContiguousReads(body, vars, dist.vec);
     return Own(
         dist, ForKind::kUnrolled, [&](const Var& jv, const PrimExpr& reg0, const PrimExpr& e0) {
           std::vector<Stmt> seq;
-          std::unordered_set<const Object*> done;
-          for (const auto& [load, tmp] : rows) {
-            if (!done.insert(tmp.get()).second) continue;
+          for (const auto& [tmp, load] : rows.order) {
             seq.push_back(VectorLanes(dist.vec, tmp->dtype, [&](const PrimExpr& l) {
               Array<PrimExpr> at = At(dist, jv, e0, l);
               VarMap sub;
@@ -618,16 +616,21 @@ class Simt : public TileLowering {
   // body that evaluates every expression unconditionally (no if, Select or if_then_else), so that
   // reading a whole vector reads nothing the lanes would not. Each maps to the per-thread buffer of
   // v elements that holds the vector (one per distinct buffer and indices).
-  std::unordered_map<const BufferLoadNode*, Buffer> ContiguousReads(const Stmt& body,
-                                                                    const Array<PrimExpr>& vars,
-                                                                    int64_t v) {
-    std::unordered_map<const BufferLoadNode*, Buffer> out;
+  struct Prefetch {
+    std::unordered_map<const BufferLoadNode*, Buffer> of;
+    std::vector<std::pair<Buffer, const BufferLoadNode*>> order;  // each buffer once, in body order
+  };
+  Prefetch ContiguousReads(const Stmt& body, const Array<PrimExpr>& vars, int64_t v) {
+    Prefetch out;
     if (v == 1) return out;
     bool conditional = false;
     std::unordered_set<const VarNode*> written;
     std::vector<const BufferLoadNode*> loads;
     PostOrderVisit(body, [&](const ObjectRef& n) {
-      if (n.as<IfThenElseNode>() || n.as<SelectNode>() || n.as<WhileNode>()) conditional = true;
+      if (n.as<IfThenElseNode>() || n.as<SelectNode>() || n.as<WhileNode>() || n.as<AndNode>() ||
+          n.as<OrNode>()) {
+        conditional = true;
+      }
       if (const auto* call = n.as<CallNode>()) {
         if (call->op.same_as(builtin::if_then_else())) conditional = true;
       }
@@ -658,8 +661,9 @@ class Simt : public TileLowering {
         Buffer tmp = MakeBuffer(std::string(b->name) + "_vec", b->dtype, {Int32(v)}, "local");
         locals_.push_back(tmp);
         it = by_text.emplace(key, tmp).first;
+        out.order.emplace_back(tmp, ld);
       }
-      out[ld] = it->second;
+      out.of[ld] = it->second;
     }
     return out;
   }
@@ -668,57 +672,53 @@ class Simt : public TileLowering {
   // fragments of its shape, lane l of its vector (the index into the buffers of `rows`).
   Stmt OwnElement(const Stmt& body, const std::vector<const ForNode*>& loops,
                   const Array<PrimExpr>& vars, const std::vector<int64_t>& shape, const PrimExpr& r,
-                  const Array<PrimExpr>& at,
-                  const std::unordered_map<const BufferLoadNode*, Buffer>& rows,
-                  const PrimExpr& l) {
-    {
-      // A spread fragment of this shape indexed by the loop variables: the thread's register r.
-      class OwnRegisters : public StmtExprMutator {
-       public:
-        OwnRegisters(Simt* s, const Array<PrimExpr>& vars, const std::vector<int64_t>& shape,
-                     PrimExpr r, const std::unordered_map<const BufferLoadNode*, Buffer>& rows,
-                     PrimExpr l)
-            : s_(s), vars_(vars), shape_(shape), r_(std::move(r)), rows_(rows), l_(std::move(l)) {}
-        using StmtExprMutator::VisitExpr_;
-        using StmtExprMutator::VisitStmt_;
-        PrimExpr VisitExpr_(const BufferLoadNode* op) override {
-          auto it = rows_.find(op);
-          if (it != rows_.end()) return BufferLoad(it->second, {l_});
-          if (const Frag* f = Mine(op->buffer, op->indices)) return BufferLoad(f->local, {r_});
-          return StmtExprMutator::VisitExpr_(op);
+                  const Array<PrimExpr>& at, const Prefetch& rows, const PrimExpr& l) {
+    // A spread fragment of this shape indexed by the loop variables: the thread's register r.
+    class OwnRegisters : public StmtExprMutator {
+     public:
+      OwnRegisters(Simt* s, const Array<PrimExpr>& vars, const std::vector<int64_t>& shape,
+                   PrimExpr r, const std::unordered_map<const BufferLoadNode*, Buffer>& rows,
+                   PrimExpr l)
+          : s_(s), vars_(vars), shape_(shape), r_(std::move(r)), rows_(rows), l_(std::move(l)) {}
+      using StmtExprMutator::VisitExpr_;
+      using StmtExprMutator::VisitStmt_;
+      PrimExpr VisitExpr_(const BufferLoadNode* op) override {
+        auto it = rows_.find(op);
+        if (it != rows_.end()) return BufferLoad(it->second, {l_});
+        if (const Frag* f = Mine(op->buffer, op->indices)) return BufferLoad(f->local, {r_});
+        return StmtExprMutator::VisitExpr_(op);
+      }
+      Stmt VisitStmt_(const BufferStoreNode* op) override {
+        if (const Frag* f = Mine(op->buffer, op->indices)) {
+          return BufferStore(f->local, VisitExpr(op->value), {r_});
         }
-        Stmt VisitStmt_(const BufferStoreNode* op) override {
-          if (const Frag* f = Mine(op->buffer, op->indices)) {
-            return BufferStore(f->local, VisitExpr(op->value), {r_});
-          }
-          return StmtExprMutator::VisitStmt_(op);
-        }
+        return StmtExprMutator::VisitStmt_(op);
+      }
 
-       private:
-        const Frag* Mine(const Buffer& b, const Array<PrimExpr>& idx) {
-          const Frag* f = s_->FragOf(b);
-          if (!f || f->replicated) return nullptr;
-          bool same = f->shape == shape_ && idx.size() == vars_.size();
-          for (size_t d = 0; same && d < idx.size(); ++d) same = idx[d].same_as(vars_[d]);
-          if (!same) {
-            s_->FailAt("inside T.Parallel, spread fragment " + std::string(b->name) +
-                       " must have the loops' shape and be indexed by the loop variables in order");
-          }
-          return f;
+     private:
+      const Frag* Mine(const Buffer& b, const Array<PrimExpr>& idx) {
+        const Frag* f = s_->FragOf(b);
+        if (!f || f->replicated) return nullptr;
+        bool same = f->shape == shape_ && idx.size() == vars_.size();
+        for (size_t d = 0; same && d < idx.size(); ++d) same = idx[d].same_as(vars_[d]);
+        if (!same) {
+          s_->FailAt("inside T.Parallel, spread fragment " + std::string(b->name) +
+                     " must have the loops' shape and be indexed by the loop variables in order");
         }
-        Simt* s_;
-        Array<PrimExpr> vars_;
-        std::vector<int64_t> shape_;
-        PrimExpr r_;
-        const std::unordered_map<const BufferLoadNode*, Buffer>& rows_;
-        PrimExpr l_;
-      };
-      Stmt s = OwnRegisters(this, vars, shape, r, rows, l).VisitStmt(body);
-      VarMap sub;
-      for (size_t d = 0; d < loops.size(); ++d) sub[loops[d]->loop_var.get()] = at[d];
-      s = Substitute(s, sub);
-      return VisitStmt(s);
-    }
+        return f;
+      }
+      Simt* s_;
+      Array<PrimExpr> vars_;
+      std::vector<int64_t> shape_;
+      PrimExpr r_;
+      const std::unordered_map<const BufferLoadNode*, Buffer>& rows_;
+      PrimExpr l_;
+    };
+    Stmt s = OwnRegisters(this, vars, shape, r, rows.of, l).VisitStmt(body);
+    VarMap sub;
+    for (size_t d = 0; d < loops.size(); ++d) sub[loops[d]->loop_var.get()] = at[d];
+    s = Substitute(s, sub);
+    return VisitStmt(s);
   }
 
   Stmt Kernel(const ForNode* k) {
