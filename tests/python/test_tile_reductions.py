@@ -224,3 +224,36 @@ def test_tile_reductions_on_a_cuda_gpu(op, dtype, m, rows, threads):
     tessel.build(tile_text(op, m, rows, threads, dtype), target="cuda")[bench.FILES[op]](*ins, y)
     tol = {"float32": (1e-5, 1e-5), "float16": (1e-2, 4e-3), "bfloat16": (2e-2, 3e-2)}[dtype]
     torch.testing.assert_close(y.float(), want(), rtol=tol[0], atol=tol[1])
+
+
+# A T.Parallel body that reads the weights only where a condition holds: nothing is read ahead,
+# since a whole vector would read what the program does not.
+GATED = """
+@T.prim_func
+def gated(X: T.Buffer((M, 64), "float32"), W: T.Buffer((64,), "float32"),
+          Y: T.Buffer((M, 64), "float32"), k: T.int32):
+    T.func_attr({"global_symbol": "gated", "tir.noalias": True})
+    with T.Kernel(M, threads=16) as bx:
+        x = T.alloc_fragment((1, 64), "float32")
+        T.copy(X[bx, 0], x)
+        for i, j in T.Parallel(1, 64):
+            x[i, j] = x[i, j] * T.if_then_else(j < k, W[j], T.float32(1))
+        T.copy(x, Y[bx, 0])
+"""
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+def test_conditional_reads_in_t_parallel_are_not_read_ahead():
+    low = str(tvm_ffi.get_global_func("tessel.codegen.Lower")(
+        ir.IRModule({"gated": tessel.parse(GATED)}), "metal"))
+    assert "W_vec" not in low and "x_local" in low
+    assert "W_vec" in lowered(tile_text("rmsnorm"))
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal((3, 64)).astype("float32"), rng.standard_normal(64).astype("float32")
+    want = x * np.where(np.arange(64) < 37, w, 1).astype("float32")
+    mod = tessel.build(GATED, target="metal")
+    for order, seed in metal_emu.ORDERS:
+        y = np.full_like(x, np.nan)
+        with metal_emu.installed(order, seed):
+            mod["gated"](*[metal_emu.as_metal(a) for a in (x, w, y)], 37)
+        np.testing.assert_allclose(y, want, rtol=1e-6, err_msg=order)
