@@ -257,3 +257,30 @@ def test_conditional_reads_in_t_parallel_are_not_read_ahead():
         with metal_emu.installed(order, seed):
             mod["gated"](*[metal_emu.as_metal(a) for a in (x, w, y)], 37)
         np.testing.assert_allclose(y, want, rtol=1e-6, err_msg=order)
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+def test_random_row_lengths_rows_and_thread_counts():
+    # Seeded: every op at random row lengths, rows a block, thread counts and dtypes, through the
+    # MSL harness (random order) and the CPU; whichever distribution and reduction the lowering
+    # picks, the result is the op's.
+    rng = np.random.default_rng(2027)
+    for _ in range(16):
+        op = str(rng.choice(OPS))
+        m = int(rng.choice([8, 24, 40, 64, 96, 128, 200, 256, 384]))
+        rows = int(rng.choice([1, 2, 3, 4]))
+        threads = int(rng.choice([32, 64, 96, 128, 256]))
+        dtype = str(rng.choice(["float32", "float16"]))
+        m_rows = int(rng.integers(1, 9))
+        where = f"{op} {dtype} {m_rows} x {m}, {rows} rows x {threads} threads"
+        text = tile_text(op, m, rows, threads, dtype)
+        ins = inputs(op, m_rows, m, dtype, seed=3)
+        y = np.full_like(ins[0], np.nan)
+        tessel.build(text, target="c")[bench.FILES[op]](*(tvm_ffi.from_dlpack(a)
+                                                          for a in ins + [y]))
+        check(op, ins, y, dtype, "c: " + where)
+        y = np.full_like(ins[0], np.nan)
+        with metal_emu.installed("random", 11):
+            tessel.build(text, target="metal")[bench.FILES[op]](
+                *[metal_emu.as_metal(a) for a in ins + [y]])
+        check(op, ins, y, dtype, "metal: " + where)
