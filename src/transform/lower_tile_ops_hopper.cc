@@ -423,14 +423,19 @@ class Hopper : public TileLowering {
     }
     body.push_back(Intrin("ptx_wgmma_commit_group", {}));
     body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(1)}));
-    // The previous iteration's group has completed: its stage may be refilled.
+    // The previous iteration's group has completed: its stage may be refilled. Within this tile
+    // only: the last stage of the tile before was released after its drain.
+    PrimExpr local = sub(ko, cast(ko.dtype(), loop->min));
     PrimExpr prev = StageOf(sub(it, MakeConst(it.dtype(), 1)));
     body.push_back(IfThenElse(
-        And(GT(it, MakeConst(it.dtype(), 0)), lane0),
+        And(GT(local, MakeConst(local.dtype(), 0)), lane0),
         Intrin("ptx_mbarrier_arrive", {AddressOf(bars_, add(prev, Int32(plan_.stages)))})));
     Stmt main = For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
     PrimExpr n = loop->extent;
-    PrimExpr last = StageOf(sub(n, MakeConst(n.dtype(), 1)));
+    // The stage of the tile's last iteration (over the whole walk when persistent).
+    PrimExpr last_ko =
+        add(cast(ko.dtype(), loop->min), sub(cast(ko.dtype(), n), MakeConst(ko.dtype(), 1)));
+    PrimExpr last = StageOf(Substitute(it, VarMap{{ko.get(), last_ko}}));
     Stmt drain = SeqStmt::Flatten(Array<Stmt>{
         Intrin("ptx_wgmma_wait_group", {Int32(0)}),
         IfThenElse(
