@@ -1,8 +1,12 @@
 // LowerTileOps: tile programs (include/tessel/ir/builtin_tile.h, the T.Kernel / T.copy / T.gemm
-// front end of src/ir/parser/parser_tile.cc) become loops. This is the lowering for the C target,
-// so that a tile program runs on the CPU and can be checked against NumPy; the GPU lowering (layout
-// inference over fragments, wgmma, TMA, the pipelining of T.Pipelined) is the rest of issue 16;
-// until then GPU targets get the plain SIMT lowering below.
+// front end of src/ir/parser/parser_tile.cc) become loops (the C target: a tile program runs on
+// the CPU and is checked against NumPy) or GPU kernels. On GPUs each T.Kernel is first planned
+// (layout inference, src/transform/tile_layout_inference.h): the plan is written on its block
+// loop ("tessel.tile_plan", "tessel.tile_layouts"). On CUDA sm_90a (LowerTileOpsHopperPass) a
+// kernel whose plan is warp-specialized becomes a persistent producer/consumer TMA + wgmma kernel
+// (src/transform/lower_tile_ops_hopper.cc), under a host test that TMA can describe its tensors,
+// with a SIMT copy of the same kernel (fresh variables) on the other side; every other kernel
+// gets the SIMT lowering below.
 //
 // Afterwards, for the C target (LowerTileOpsPass):
 // - tile_copy(src, dst) is a loop nest over dst's extents, dst[d + i] = cast(src[s + i]); the
@@ -20,7 +24,7 @@
 //   directly inside it) are ordinary loops, the outermost parallel; T.Parallel loops are serial
 //   (their annotation goes). Allocations keep their scopes ("shared.dyn", "local.fragment"): the
 //   C generator gives every scope the same storage.
-// For GPU targets (LowerTileOpsGPUPass), a first SIMT lowering, correct on any GPU and without
+// The SIMT lowering (every GPU target), correct on any GPU and without
 // tensor cores (src/transform/lower_tile_ops_gpu.cc says how each operation is spread over the
 // T.Kernel's threads): a threadIdx.x loop of the kernel's thread count runs the body, fragments
 // become per-thread registers (spread round-robin, or replicated when a reduction writes them),
