@@ -49,6 +49,8 @@ TESSEL_REGISTER_OP("launch_kernel").Effect(K::kOpaque);
 TESSEL_REGISTER_OP("shfl_xor").NumInputs(3).Effect(K::kUpdateState);
 TESSEL_REGISTER_OP("shfl_down").NumInputs(3).Effect(K::kUpdateState);
 TESSEL_REGISTER_OP("shfl_sync").NumInputs(3).Effect(K::kUpdateState);
+// A write through a pointer that no buffer access shows: opaque, so nothing moves across it.
+TESSEL_REGISTER_OP("atomic_add_at").NumInputs(2).Effect(K::kOpaque);
 
 // Unary float math: C name in attrs for the C and CUDA backends.
 #define TESSEL_MATH_UNARY(Name) TESSEL_REGISTER_OP(Name).NumInputs(1)

@@ -14,9 +14,11 @@ TESSEL_REGISTER_OP("tile_copy").NumInputs(2).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("tile_fill").NumInputs(2).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("tile_gemm").NumInputs(6).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("tile_reduce").NumInputs(5).Effect(K::kOpaque);
+TESSEL_REGISTER_OP("tile_atomic_add").NumInputs(2).Effect(K::kOpaque);
 
 bool IsTileOp(const std::string& name) {
-  return name == "tile_copy" || name == "tile_fill" || name == "tile_gemm" || name == "tile_reduce";
+  return name == "tile_copy" || name == "tile_fill" || name == "tile_gemm" ||
+         name == "tile_reduce" || name == "tile_atomic_add";
 }
 
 std::optional<TileRegion> AsTileRegion(const PrimExpr& e) {

@@ -46,7 +46,7 @@ std::optional<DataType> ImpliedDType(const OpNode* op, const Array<PrimExpr>& ar
   }
   if (op->name == "isnan" || op->name == "isinf") return DataType::Bool(args[0].dtype().lanes());
   if (op->name == "address_of" || op->name == "tile_region") return DataType::Handle();
-  if (IsTileOp(op->name)) return DataType::Int(32);
+  if (IsTileOp(op->name) || op->name == "atomic_add_at") return DataType::Int(32);
   return args[0].dtype();
 }
 

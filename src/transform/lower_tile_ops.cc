@@ -166,6 +166,21 @@ class Lowerer : public TileLowering {
     });
   }
 
+  // Blocks run in parallel on the CPU, so an add into a tensor is atomic. A shared tile belongs
+  // to its block, which one CPU thread runs: a plain add.
+  Stmt AtomicAdd(const CallNode* call) override {
+    AtomicOperands o = AtomicAddOperands(call);
+    DataType t = o.dst.buffer->dtype;
+    return Nest(o.dst.extents, "i", [&](const std::vector<Var>& v) -> Stmt {
+      Array<PrimExpr> di = Offset(o.dst.starts, v);
+      PrimExpr value = o.src ? Load(o.src->buffer, Offset(o.src->starts, v), t) : o.value;
+      if (IsTileScope(o.dst.buffer->scope)) {
+        return BufferStore(o.dst.buffer, add(BufferLoad(o.dst.buffer, di), value), di);
+      }
+      return AtomicAddAt(o.dst.buffer, di, value);
+    });
+  }
+
   bool in_kernel_ = false;
 };
 

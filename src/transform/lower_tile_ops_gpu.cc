@@ -370,6 +370,45 @@ class Simt : public TileLowering {
                });
   }
 
+  // Each thread adds the elements of a spread source fragment it holds, or else an even share; in
+  // a T.Parallel body (`T.atomic_add(C[i, j], C_f[i, j])`) the thread's own element.
+  Stmt AtomicAdd(const CallNode* call) override {
+    AtomicOperands o = AtomicAddOperands(call);
+    const Buffer& dst = o.dst.buffer;
+    if (IsTileScope(dst->scope)) {
+      // InjectSharedBarriers sees no write in an atomic, so it would not order the adds.
+      Fail(call, "tile_atomic_add into shared tile " + std::string(dst->name) +
+                     " on a GPU (only into a tensor so far)");
+    }
+    DataType t = dst->dtype;
+    if (in_parallel_) {
+      return Nest(o.dst.extents, "i", [&](const std::vector<Var>& v) {
+        PrimExpr value = o.src ? Load(o.src->buffer, Offset(o.src->starts, v), t) : o.value;
+        return AtomicAddAt(dst, Offset(o.dst.starts, v), value);
+      });
+    }
+    std::vector<int64_t> shape = ConstShape(o.dst.extents, "tile_atomic_add");
+    const Frag* fs = o.src ? FragOf(o.src->buffer) : nullptr;
+    if (fs) WholeFragment(*o.src, *fs);
+    if (fs && !fs->replicated) {
+      Dist d = DistOf(*fs);
+      return Own(d, ForKind::kUnrolled,
+                 [&](const Var& j, const PrimExpr& reg0, const PrimExpr& e0) {
+                   return Lanes(d.vec, ForKind::kUnrolled, [&](const PrimExpr& l) {
+                     PrimExpr v = cast(t, BufferLoad(fs->local, {add(reg0, l)}));
+                     return AtomicAddAt(dst, Add(o.dst.starts, At(d, j, e0, l)), v);
+                   });
+                 });
+    }
+    return Own(Dist{shape, Size(shape), 1}, ForKind::kSerial,
+               [&](const Var&, const PrimExpr&, const PrimExpr& e) {
+                 PrimExpr v = !o.src ? o.value
+                              : fs   ? cast(t, BufferLoad(fs->local, {e}))
+                                     : Load(o.src->buffer, Add(o.src->starts, Unflat(e, shape)), t);
+                 return AtomicAddAt(dst, Add(o.dst.starts, Unflat(e, shape)), v);
+               });
+  }
+
   Stmt Gemm(const CallNode* call) override {
     TileRegion a = Region(call, 0), b = Region(call, 1), c = Region(call, 2);
     bool ta = ConstOf(call->args[3]) == 1, tb = ConstOf(call->args[4]) == 1;
@@ -633,6 +672,9 @@ class Simt : public TileLowering {
       }
       if (const auto* call = n.as<CallNode>()) {
         if (call->op.same_as(builtin::if_then_else())) conditional = true;
+        // The operands of a tile operation in the body (T.atomic_add) are where it writes.
+        auto op = call->op.as<Op>();
+        if (op && IsTileOp((*op)->name)) conditional = true;
       }
       if (const auto* st = n.as<BufferStoreNode>()) written.insert(st->buffer->data.get());
       if (const auto* ld = n.as<BufferLoadNode>()) loads.push_back(ld);
@@ -718,7 +760,11 @@ class Simt : public TileLowering {
     VarMap sub;
     for (size_t d = 0; d < loops.size(); ++d) sub[loops[d]->loop_var.get()] = at[d];
     s = Substitute(s, sub);
-    return VisitStmt(s);
+    bool saved = in_parallel_;
+    in_parallel_ = true;
+    s = VisitStmt(s);
+    in_parallel_ = saved;
+    return s;
   }
 
   Stmt Kernel(const ForNode* k) {
@@ -862,6 +908,7 @@ class Simt : public TileLowering {
   }
 
   bool in_kernel_ = false;
+  bool in_parallel_ = false;  // lowering the body of a T.Parallel for one element
   int64_t threads_ = 1;
   Var tx_;
   std::unordered_map<const VarNode*, Frag> frags_;

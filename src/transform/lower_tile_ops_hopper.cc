@@ -539,6 +539,9 @@ class Hopper : public TileLowering {
   Stmt Reduce(const CallNode* call) override {
     Fail(call, "a T.reduce in the warp-specialized form (not planned)");
   }
+  Stmt AtomicAdd(const CallNode* call) override {
+    Fail(call, "a T.atomic_add in the warp-specialized form (not planned)");
+  }
 
   Stmt Parallel(const ForNode* op) {
     std::vector<const ForNode*> loops{op};

@@ -360,6 +360,11 @@ class Planner {
       if (name == "tile_gemm") return at + " outside the T.Pipelined loop";
       if (name == "tile_reduce")
         return at + ": reductions are not in the warp-specialized form yet";
+      if (name == "tile_atomic_add") {
+        return at +
+               ": atomic adds are not in the warp-specialized form yet (the SIMT form adds "
+               "each thread's elements)";
+      }
       for (size_t i = 0; i < 2 && i < u.call->args.size(); ++i) {
         auto r = AsTileRegion(u.call->args[i]);
         if (r && IsShared(r->buffer))

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,14 +64,16 @@ class TileLowering : public StmtExprMutator {
   virtual Stmt Fill(const CallNode* call) = 0;
   virtual Stmt Gemm(const CallNode* call) = 0;
   virtual Stmt Reduce(const CallNode* call) = 0;
+  virtual Stmt AtomicAdd(const CallNode* call) = 0;
 
   // `op`, the statement of tile operation `call`, lowered.
   Stmt LowerTileCall(const EvaluateNode* op, const CallNode* call) {
     std::string name = (*call->op.as<Op>())->name;
-    Stmt out = name == "tile_copy"     ? Copy(call)
-               : name == "tile_fill"   ? Fill(call)
-               : name == "tile_reduce" ? Reduce(call)
-                                       : Gemm(call);
+    Stmt out = name == "tile_copy"         ? Copy(call)
+               : name == "tile_fill"       ? Fill(call)
+               : name == "tile_reduce"     ? Reduce(call)
+               : name == "tile_atomic_add" ? AtomicAdd(call)
+                                           : Gemm(call);
     return WithSpan(out, op->span);
   }
 
@@ -111,6 +114,47 @@ class TileLowering : public StmtExprMutator {
 
   Stmt Store(const Buffer& buf, const Array<PrimExpr>& idx, const PrimExpr& value) {
     Stmt s = BufferStore(buf, value, idx);
+    PrimExpr ok = InBounds(buf, idx);
+    return ok.defined() ? IfThenElse(ok, s) : s;
+  }
+
+  // The operands of tile_atomic_add, checked: dst, and src (a region of dst's extents) or a value
+  // of dst's dtype to add to every element.
+  struct AtomicOperands {
+    TileRegion dst;
+    std::optional<TileRegion> src;
+    PrimExpr value;
+  };
+  AtomicOperands AtomicAddOperands(const CallNode* call) {
+    AtomicOperands o{Region(call, 0), std::nullopt, PrimExpr()};
+    const std::string dst_name = o.dst.buffer->name;
+    if (o.dst.buffer->scope == "local.fragment" || o.dst.buffer->scope == "local") {
+      Fail(call, "tile_atomic_add: the destination " + dst_name + " is a register tile (scope " +
+                     std::string(o.dst.buffer->scope) + "); give a tensor or a shared tile");
+    }
+    if (!AsTileRegion(call->args[1])) {
+      o.value = cast(o.dst.buffer->dtype, VisitExpr(call->args[1]));
+      return o;
+    }
+    o.src = Region(call, 1);
+    if (o.src->extents.size() != o.dst.extents.size()) {
+      Fail(call, "tile_atomic_add: the destination " + dst_name + " has rank " +
+                     std::to_string(o.dst.extents.size()) + ", the source " +
+                     std::string(o.src->buffer->name) + " rank " +
+                     std::to_string(o.src->extents.size()));
+    }
+    for (size_t d = 0; d < o.dst.extents.size(); ++d) {
+      SameExtent(call, o.src->extents[d], o.dst.extents[d],
+                 "tile_atomic_add: extent " + std::to_string(d) + " of " +
+                     std::string(o.src->buffer->name) + " and " + dst_name);
+    }
+    return o;
+  }
+
+  // buf[idx] += value as one atomic read-modify-write, skipped outside a tensor's shape.
+  Stmt AtomicAddAt(const Buffer& buf, const Array<PrimExpr>& idx, const PrimExpr& value) {
+    PrimExpr addr = Call(DataType::Handle(), builtin::address_of(), {BufferLoad(buf, idx)});
+    Stmt s = Evaluate(Call(DataType::Int(32), builtin::atomic_add_at(), {addr, value}));
     PrimExpr ok = InBounds(buf, idx);
     return ok.defined() ? IfThenElse(ok, s) : s;
   }

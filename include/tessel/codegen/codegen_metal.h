@@ -10,9 +10,10 @@
 // the C backend's (wrapping integer helpers, floor division; float16/bfloat16 computed in float and
 // rounded once). Anything Metal cannot do, or this generator cannot translate exactly, is a
 // ValueError "codegen metal: <what> in <kernel>" that the build prefixes with the statement's
-// file:line:col: float64, atomics, more than 32 KB of threadgroup memory, more than 1024 threads
-// per threadgroup, more than 31 buffers, a barrier under a condition that depends on the thread,
-// bfloat below MSL 3.1, CUDA-only builtins (grid_sync, ldmatrix).
+// file:line:col: float64, atomics other than atomic_add_at of float32/int32/uint32, more than 32 KB
+// of threadgroup memory, more than 1024 threads per threadgroup, more than 31 buffers, a barrier
+// under a condition that depends on the thread, bfloat below MSL 3.1, CUDA-only builtins
+// (grid_sync, ldmatrix).
 #ifndef TESSEL_CODEGEN_CODEGEN_METAL_H_
 #define TESSEL_CODEGEN_CODEGEN_METAL_H_
 

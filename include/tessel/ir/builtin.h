@@ -22,6 +22,11 @@
 // - shfl_xor(v, lane_mask, width), shfl_down(v, delta, width), shfl_sync(v, src_lane, width):
 //   warp shuffles over all 32 lanes (full mask), result of v's dtype. Every lane must execute
 //   them together, so they count as stateful (kUpdateState): never dropped, merged or moved.
+// - atomic_add_at(address_of(buf[i]), v): buf[i] += v as one atomic read-modify-write (relaxed
+//   order), for v of buf's dtype. The C backend takes int/uint of 32 and 64 bits and float16,
+//   bfloat16, float32, float64 (compare-and-swap loops for floats); CUDA the types atomicAdd
+//   takes (float16 from sm_70, bfloat16 from sm_80); Metal float32, int32 and uint32 in device
+//   memory.
 #ifndef TESSEL_IR_BUILTIN_H_
 #define TESSEL_IR_BUILTIN_H_
 
@@ -53,7 +58,8 @@ namespace builtin {
   X(launch_kernel)                          \
   X(shfl_xor)                               \
   X(shfl_down)                              \
-  X(shfl_sync)
+  X(shfl_sync)                              \
+  X(atomic_add_at)
 TESSEL_FOR_EACH_BUILTIN_ACCESSOR(TESSEL_DECLARE_BUILTIN)
 #undef TESSEL_DECLARE_BUILTIN
 

@@ -161,6 +161,46 @@ TSL_HELPER float tsl_bf16_to_f32(uint16_t h) {
   return v;
 }
 
+/* ---- atomic_add_at ----
+   Integers use __atomic_fetch_add directly. C has no atomic float add, so a float's bits are
+   swapped for those of the sum until no other thread wrote in between (float16/bfloat16 values
+   are their bits, summed in float). Relaxed: the adds need no order among themselves, and the
+   end of the parallel loop orders them before the kernel returns. */
+TSL_HELPER void tsl_atomic_add_f32(void* p, float v) {
+  uint32_t old = __atomic_load_n((uint32_t*)p, __ATOMIC_RELAXED), bits;
+  do {
+    float x;
+    memcpy(&x, &old, sizeof x);
+    x += v;
+    memcpy(&bits, &x, sizeof bits);
+  } while (!__atomic_compare_exchange_n((uint32_t*)p, &old, bits, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+}
+TSL_HELPER void tsl_atomic_add_f64(void* p, double v) {
+  uint64_t old = __atomic_load_n((uint64_t*)p, __ATOMIC_RELAXED), bits;
+  do {
+    double x;
+    memcpy(&x, &old, sizeof x);
+    x += v;
+    memcpy(&bits, &x, sizeof bits);
+  } while (!__atomic_compare_exchange_n((uint64_t*)p, &old, bits, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+}
+TSL_HELPER void tsl_atomic_add_f16(void* p, uint16_t v) {
+  uint16_t old = __atomic_load_n((uint16_t*)p, __ATOMIC_RELAXED), bits;
+  do {
+    bits = tsl_f32_to_f16(tsl_f16_to_f32(old) + tsl_f16_to_f32(v));
+  } while (!__atomic_compare_exchange_n((uint16_t*)p, &old, bits, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+}
+TSL_HELPER void tsl_atomic_add_bf16(void* p, uint16_t v) {
+  uint16_t old = __atomic_load_n((uint16_t*)p, __ATOMIC_RELAXED), bits;
+  do {
+    bits = tsl_f32_to_bf16(tsl_bf16_to_f32(old) + tsl_bf16_to_f32(v));
+  } while (!__atomic_compare_exchange_n((uint16_t*)p, &old, bits, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+}
+
 /* ---- errors ----
    The kernel collects its first error in a tsl_error_t and raises it on the calling thread when
    it returns: tvm-ffi keeps the raised error per thread, so an OpenMP worker must not raise. */

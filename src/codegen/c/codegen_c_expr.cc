@@ -423,6 +423,26 @@ std::string ExprEmitter::ScalarCall(const CallNode* op, const std::string& name,
     for (size_t i = 0; i < args.size(); ++i) out += (i ? ", " : "") + args[i];
     return out + ")";
   }
+  if (opname == "atomic_add_at") {
+    DataType vt = op->args[1].dtype();
+    if (vt.is_int_or_uint() && (vt.bits() == 32 || vt.bits() == 64)) {
+      return "((void)__atomic_fetch_add((" + CType(vt) + "*)" + args[0] + ", " + args[1] +
+             ", __ATOMIC_RELAXED))";
+    }
+    std::string helper = vt.is_bfloat() && vt.bits() == 16 ? "bf16"
+                         : !vt.is_float()                  ? ""
+                         : vt.bits() == 16                 ? "f16"
+                         : vt.bits() == 32                 ? "f32"
+                         : vt.bits() == 64                 ? "f64"
+                                                           : "";
+    if (helper.empty() || !vt.is_scalar()) {
+      Unsupported("atomic_add_at of " + vt.str() +
+                      " (the C backend adds int/uint of 32 or 64 bits, float16, bfloat16, float32 "
+                      "and float64)",
+                  fn);
+    }
+    return "tsl_atomic_add_" + helper + "(" + args[0] + ", " + args[1] + ")";
+  }
   DataType at = op->args.size() ? op->args[0].dtype().element_of() : t;
   std::string c = CType(t);
   if (opname == "if_then_else") return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")";

@@ -293,6 +293,31 @@ std::string LaneEmitter::VisitExpr_(const CallNode* op) {
     return "((" + CType(t) + ")" + f + "(0xffffffffu, " + arg(0) + ", " + arg(1) + ", " + arg(2) +
            "))";
   }
+  if (name == "atomic_add_at") {
+    // float16/bfloat16 values are their bits; atomicAdd takes them as __half (sm_70) and
+    // __nv_bfloat16 (sm_80). A 64-bit signed add is the unsigned one on two's-complement bits.
+    DataType vt = op->args[1].dtype();
+    std::string ptr = arg(0), v = arg(1);
+    std::string call;
+    if (vt.is_float() && vt.bits() == 16) {
+      call = "atomicAdd((__half*)" + ptr + ", __ushort_as_half(" + v + "))";
+    } else if (vt.is_bfloat() && vt.bits() == 16) {
+      call = "atomicAdd((__nv_bfloat16*)" + ptr + ", __ushort_as_bfloat16(" + v + "))";
+    } else if (vt.is_float() && (vt.bits() == 32 || vt.bits() == 64)) {
+      call = "atomicAdd((" + CType(vt) + "*)" + ptr + ", " + v + ")";
+    } else if (vt.is_int_or_uint() && vt.bits() == 32) {
+      std::string u = vt.is_int() ? "int" : "unsigned int";
+      call = "atomicAdd((" + u + "*)" + ptr + ", (" + u + ")" + v + ")";
+    } else if (vt.is_int_or_uint() && vt.bits() == 64) {
+      call = "atomicAdd((unsigned long long*)" + ptr + ", (unsigned long long)" + v + ")";
+    } else {
+      CudaUnsupported("atomic_add_at of " + vt.str() +
+                          " (atomicAdd takes int/uint of 32 or 64 bits and float16, bfloat16, "
+                          "float32, float64)",
+                      fn);
+    }
+    return "((void)" + call + ")";
+  }
   if (name == "assume") return "1";
   if (name == "likely") return "__builtin_expect(!!(" + arg(0) + "), 1)";
   if (auto common = CommonCall(op)) return *common;

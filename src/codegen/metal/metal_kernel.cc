@@ -484,6 +484,31 @@ std::string LaneEmitter::VisitExpr_(const CallNode* op) {
     return "tsl_" + name + "(" + arg(0) + ", (int)" + arg(1) + ", (int)" + arg(2) +
            ", tsl_simd_lane)";
   }
+  if (name == "atomic_add_at") {
+    DataType vt = op->args[1].dtype();
+    std::string atomic = vt == DataType::Float(32)  ? "atomic_float"
+                         : vt == DataType::Int(32)  ? "atomic_int"
+                         : vt == DataType::UInt(32) ? "atomic_uint"
+                                                    : "";
+    if (atomic.empty()) {
+      MetalUnsupported("an atomic add of " + vt.str() +
+                           " (Metal adds atomically float32, int32 and uint32 only)",
+                       fn);
+    }
+    const auto* addr = op->args[0].as<CallNode>();
+    const auto* load = addr && addr->op.same_as(builtin::address_of())
+                           ? addr->args[0].as<BufferLoadNode>()
+                           : nullptr;
+    if (!load || load->indices.size() != 1) {
+      MetalUnsupported("atomic_add_at of other than the address_of a flat load", fn);
+    }
+    std::string scope = load->buffer->scope;
+    std::string space = scope == "shared" || scope == "shared.dyn" ? "threadgroup" : "device";
+    std::string ptr =
+        kernel_->Pointer(load->buffer->data, vt) + " + " + kernel_->Scalar(load->indices[0]);
+    return "atomic_fetch_add_explicit((" + space + " " + atomic + "*)(" + ptr + "), " + arg(1) +
+           ", memory_order_relaxed)";
+  }
   if (name == "assume") return "true";
   if (name == "likely") return "(" + arg(0) + ")";
   if (auto common = CommonCall(op)) return *common;

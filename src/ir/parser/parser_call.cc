@@ -134,7 +134,8 @@ Operand Parser::EvalCall(const Node* n) {
   }
   if (name == "Let") return EvalLet(n);
   if (name == "copy" || name == "gemm" || name == "fill" || name == "clear" ||
-      name == "reduce_sum" || name == "reduce_max" || name == "reduce_min") {
+      name == "reduce_sum" || name == "reduce_max" || name == "reduce_min" ||
+      name == "atomic_add") {
     return EvalTileOp(n, name);
   }
   if (name == "call_global") {
@@ -227,7 +228,7 @@ Operand Parser::EvalOpCall(const Node* n, const std::string& name) {
     t = DataType::Bool(args[0].dtype().lanes());
   } else if (name == "address_of" || name == "tile_region") {
     t = DataType::Handle();  // a pointer, as in TVM
-  } else if (IsTileOp(name)) {
+  } else if (IsTileOp(name) || name == "atomic_add_at") {
     t = DataType::Int(32);
   } else if (!args.empty()) {
     t = args[0].dtype();

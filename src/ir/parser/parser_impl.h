@@ -187,6 +187,8 @@ class Parser : public Syntax {
   PrimExpr TileRegionOf(const TileOperand& o);
   // T.copy, T.gemm, T.fill, T.clear (name without "T.").
   Operand EvalTileOp(const Node* n, const std::string& name);
+  // T.atomic_add(dst, src): a tile_atomic_add call.
+  Operand EvalAtomicAdd(const Node* n);
   // `name = T.alloc_shared / alloc_fragment / alloc_local(...)`; false for any other fn.
   bool ParseTileAlloc(Loc first, const std::string& name, const Node* value, const std::string& fn,
                       std::vector<Item>* items);

@@ -18,6 +18,8 @@
 //   tile_region operands (include/tessel/ir/builtin_tile.h). An operand is a buffer (all of it), a
 //   sliced region (A[0:64, k:k + 32]), or a subscript with plain indices (A[by * 128, k * 32]): a
 //   start, whose extents are the other operand's;
+// - T.atomic_add(dst, src) becomes tile_atomic_add(dst, src): src a tile_region of dst's extents
+//   or a value (EvalAtomicAdd);
 // - T.Pipelined(n, num_stages=s) is a serial loop annotated {"tessel.pipeline_stages": s}, and
 //   T.Parallel(e0, e1, ...) nested serial loops annotated {"tessel.tile_parallel": True}
 //   (parser_stmt.cc, with the other loop kinds).
@@ -79,6 +81,63 @@ PrimExpr Parser::TileRegionOf(const TileOperand& o) {
   return Guard(o.loc, [&] { return MakeTileRegion(o.buffer, o.starts, o.extents); });
 }
 
+// TileLang's three forms: a tile into a tile (`T.atomic_add(C[by * 64, bx * 64], C_f)`, a start
+// taking the other operand's extents), a value into one element (`T.atomic_add(C[i, j], v)`,
+// also two subscripts with plain indices, as in a T.Parallel body), and a value into every
+// element of a buffer or region.
+Operand Parser::EvalAtomicAdd(const Node* n) {
+  CheckArgs(n, "T.atomic_add", 2, 2);
+  TileOperand dst = EvalTileOperand(n->arg(0), "the destination of T.atomic_add");
+  if (dst.buffer->scope == "local.fragment" || dst.buffer->scope == "local") {
+    Fail(dst.loc, "T.atomic_add: the destination " + std::string(dst.buffer->name) +
+                      " is a register tile (scope " + std::string(dst.buffer->scope) +
+                      "), which no other thread can add to; give a tensor or a shared tile");
+  }
+  const Node* s = n->arg(1);
+  auto is_buffer = [&](const Node* k) {
+    const Binding* b = k->kind == NodeKind::kName ? Lookup(k->text) : nullptr;
+    return b && b->buffer.defined();
+  };
+  bool tile = is_buffer(s) || (s->kind == NodeKind::kSubscript && is_buffer(s->kid(0)) &&
+                               (HasSlice(s) || !dst.start_only));
+  auto call = [&](const PrimExpr& src) {
+    PrimExpr region = TileRegionOf(dst);
+    Op op = Op::Get("tile_atomic_add");
+    return Of(Guard(n->loc, [&] { return Call(DataType::Int(32), op, {region, src}); }), n->loc);
+  };
+  if (!tile) {
+    if (dst.start_only) {
+      for (const PrimExpr& st : dst.starts) dst.extents.push_back(MakeConst(st.dtype(), 1));
+    }
+    return call(EvalPrimAs(s, dst.buffer->dtype));
+  }
+  TileOperand src = EvalTileOperand(s, "the source of T.atomic_add");
+  TileOperand& partial = src.start_only ? src : dst;
+  const TileOperand& whole = src.start_only ? dst : src;
+  if (partial.start_only) {
+    if (partial.starts.size() != whole.extents.size()) {
+      Fail(partial.loc, "T.atomic_add: a start of rank " + std::to_string(partial.starts.size()) +
+                            " for a tile of rank " + std::to_string(whole.extents.size()));
+    }
+    partial.extents = whole.extents;
+  }
+  if (src.extents.size() != dst.extents.size()) {
+    Fail(n->loc, "T.atomic_add: the destination " + std::string(dst.buffer->name) + " has rank " +
+                     std::to_string(dst.extents.size()) + ", the source " +
+                     std::string(src.buffer->name) + " rank " + std::to_string(src.extents.size()));
+  }
+  for (size_t d = 0; d < dst.extents.size(); ++d) {
+    auto a = AsConstInt(dst.extents[d]), b = AsConstInt(src.extents[d]);
+    if (a && b && *a != *b) {
+      Fail(n->loc, "T.atomic_add: extent " + std::to_string(d) + " of the destination " +
+                       std::string(dst.buffer->name) + " is " + std::to_string(*a) +
+                       ", of the source " + std::string(src.buffer->name) + " " +
+                       std::to_string(*b));
+    }
+  }
+  return call(TileRegionOf(src));
+}
+
 Operand Parser::EvalTileOp(const Node* n, const std::string& name) {
   std::string dotted = "T." + name;
   Loc loc = n->loc;
@@ -105,6 +164,7 @@ Operand Parser::EvalTileOp(const Node* n, const std::string& name) {
     }
     return call("tile_copy", {TileRegionOf(src), TileRegionOf(dst)});
   }
+  if (name == "atomic_add") return EvalAtomicAdd(n);
   if (name == "fill" || name == "clear") {
     CheckArgs(n, dotted, name == "fill" ? 2 : 1, name == "fill" ? 2 : 1);
     TileOperand dst = EvalTileOperand(n->arg(0), "the operand of " + dotted);
