@@ -20,6 +20,10 @@
 //   the extents must agree (M, N, K), else a ValueError names the two that differ;
 // - tile_reduce(src, dst, kind, dim, clear) is, per element of dst, the loop over src's axis dim
 //   combining into dst (from the identity when clear: 0, or the dtype's lowest / highest value);
+// - tile_atomic_add(dst, src) is a loop nest over dst's extents of atomic_add_at(&dst[d + i],
+//   cast(src[s + i])) (or of the value src), skipped where dst leaves its shape: the blocks of a
+//   T.Kernel run in parallel and may add into the same elements. Into a shared tile, which belongs
+//   to one block, it is a plain add;
 // - a T.Kernel's blockIdx loops (the one annotated "tessel.tile_kernel" and the blockIdx loops
 //   directly inside it) are ordinary loops, the outermost parallel; T.Parallel loops are serial
 //   (their annotation goes). Allocations keep their scopes ("shared.dyn", "local.fragment"): the
@@ -29,7 +33,9 @@
 // T.Kernel's threads): a threadIdx.x loop of the kernel's thread count runs the body, fragments
 // become per-thread registers (spread round-robin, or replicated when a reduction writes them),
 // shared tiles are copied cooperatively (InjectSharedBarriers places the barriers), and a
-// T.Pipelined loop is left to SoftwarePipeline(Async), which stages its copies (cp.async). What it
+// T.Pipelined loop is left to SoftwarePipeline(Async), which stages its copies (cp.async);
+// tile_atomic_add has each thread add the elements of a spread source it holds (or an even share,
+// or inside T.Parallel its own element) with atomic_add_at, into a tensor only. What it
 // cannot lower yet (part of a fragment, a spread fragment indexed other than by its T.Parallel
 // loop variables, a gemm with fragment operands, a tile operation outside a T.Kernel) is a
 // ValueError that says so. Functions without tile operations or T.Kernel loops are returned
