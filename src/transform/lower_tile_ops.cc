@@ -58,18 +58,17 @@ class Lowerer : public TileLowering {
 
   Stmt Copy(const CallNode* call) override {
     TileRegion src = Region(call, 0), dst = Region(call, 1);
-    if (src.extents.size() != dst.extents.size()) {
-      Fail(call, "tile_copy between a region of rank " + std::to_string(src.extents.size()) +
-                     " and one of rank " + std::to_string(dst.extents.size()));
-    }
-    for (size_t d = 0; d < dst.extents.size(); ++d) {
-      SameExtent(call, src.extents[d], dst.extents[d],
+    size_t rank = std::min(src.extents.size(), dst.extents.size());
+    Array<PrimExpr> se = Squeeze(call, src, rank), de = Squeeze(call, dst, rank);
+    for (size_t d = 0; d < rank; ++d) {
+      SameExtent(call, se[d], de[d],
                  "tile_copy: extent " + std::to_string(d) + " of " + std::string(src.buffer->name) +
                      " and " + std::string(dst.buffer->name));
     }
-    return Nest(dst.extents, "i", [&](const std::vector<Var>& v) {
-      return Store(dst.buffer, Offset(dst.starts, v),
-                   Load(src.buffer, Offset(src.starts, v), dst.buffer->dtype));
+    return Nest(de, "i", [&](const std::vector<Var>& v) {
+      Array<PrimExpr> local(v.begin(), v.end());
+      return Store(dst.buffer, SqueezedAt(dst, local),
+                   Load(src.buffer, SqueezedAt(src, local), dst.buffer->dtype));
     });
   }
 

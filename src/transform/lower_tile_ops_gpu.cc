@@ -260,10 +260,9 @@ class Simt : public TileLowering {
     }
   }
 
+  // Starts `a` offset by `b`; a start of higher rank keeps its leading (squeezed) dimensions.
   static Array<PrimExpr> Add(const Array<PrimExpr>& a, const Array<PrimExpr>& b) {
-    Array<PrimExpr> out;
-    for (size_t d = 0; d < a.size(); ++d) out.push_back(add(a[d], cast(a[d].dtype(), b[d])));
-    return out;
+    return SqueezedAt(TileRegion{Buffer(), a, a}, b);
   }
 
   // Memory (a tensor or a shared tile) <-> this thread's vectors of spread fragment f, through
@@ -299,11 +298,10 @@ class Simt : public TileLowering {
 
   Stmt Copy(const CallNode* call) override {
     TileRegion src = Region(call, 0), dst = Region(call, 1);
-    if (src.extents.size() != dst.extents.size()) {
-      Fail(call, "tile_copy between regions of rank " + std::to_string(src.extents.size()) +
-                     " and " + std::to_string(dst.extents.size()));
-    }
-    for (size_t d = 0; d < dst.extents.size(); ++d) {
+    size_t rank = std::min(src.extents.size(), dst.extents.size());
+    src.extents = Squeeze(call, src, rank);
+    dst.extents = Squeeze(call, dst, rank);
+    for (size_t d = 0; d < rank; ++d) {
       SameExtent(call, src.extents[d], dst.extents[d], "tile_copy: extent " + std::to_string(d));
     }
     std::vector<int64_t> shape = ConstShape(dst.extents, "tile_copy");
@@ -414,11 +412,41 @@ class Simt : public TileLowering {
     bool ta = ConstOf(call->args[3]) == 1, tb = ConstOf(call->args[4]) == 1;
     bool clear = ConstOf(call->args[5]) == 1;
     const Frag* fc = FragOf(c.buffer);
-    if (!fc || fc->replicated) {
-      Fail(call, "tile_gemm accumulates into a fragment (T.alloc_fragment) on the GPU");
+    if (!fc) Fail(call, "tile_gemm accumulates into a fragment (T.alloc_fragment) on the GPU");
+    if (fc->replicated) {
+      Fail(call, "tile_gemm: accumulator " + std::string(fc->logical->name) +
+                     " would be replicated in every thread (a reduction writes it, or a "
+                     "T.Parallel indexes it other than by its loop variables in order), but the "
+                     "GPU lowering spreads gemm accumulators over the threads");
     }
-    if (FragOf(a.buffer) || FragOf(b.buffer)) {
-      Fail(call, "tile_gemm reads A and B from shared or global memory on the GPU so far");
+    // A or B in a fragment (attention's P @ V): every thread needs all of it, so it goes
+    // through a shared scratch tile first (InjectSharedBarriers orders the writes and reads).
+    std::vector<Stmt> staged;
+    for (TileRegion* r : {&a, &b}) {
+      const Frag* f = FragOf(r->buffer);
+      if (!f) continue;
+      WholeFragment(*r, *f);
+      Buffer scratch = MakeBuffer(std::string(f->logical->name) + "_gemm", f->logical->dtype,
+                                  r->extents, "shared");
+      scratch_.push_back(scratch);
+      if (f->replicated) {
+        staged.push_back(Own(Dist{f->shape, f->size, 1}, ForKind::kSerial,
+                             [&](const Var&, const PrimExpr&, const PrimExpr& e) {
+                               return BufferStore(scratch, BufferLoad(f->local, {e}),
+                                                  Unflat(e, f->shape));
+                             }));
+      } else {
+        Dist d = DistOf(*f);
+        staged.push_back(
+            Own(d, ForKind::kUnrolled, [&](const Var& j, const PrimExpr& reg0, const PrimExpr& e0) {
+              return Lanes(d.vec, ForKind::kUnrolled, [&](const PrimExpr& l) {
+                return BufferStore(scratch, BufferLoad(f->local, {add(reg0, l)}), At(d, j, e0, l));
+              });
+            }));
+      }
+      Array<PrimExpr> zeros;
+      for (size_t i = 0; i < r->extents.size(); ++i) zeros.push_back(Int32(0));
+      *r = TileRegion{scratch, zeros, r->extents};
     }
     WholeFragment(c, *fc);
     PrimExpr k = ta ? a.extents[0] : a.extents[1];
@@ -427,21 +455,25 @@ class Simt : public TileLowering {
     SameExtent(call, tb ? b.extents[1] : b.extents[0], k, "tile_gemm: K of A and B");
     DataType t = c.buffer->dtype;
     Dist d = DistOf(*fc);
-    return Own(d, ForKind::kSerial, [&](const Var& jv, const PrimExpr& reg0, const PrimExpr& e0) {
-      return Lanes(d.vec, ForKind::kSerial, [&](const PrimExpr& l) {
-        Array<PrimExpr> at = At(d, jv, e0, l);
-        PrimExpr i = at[0], j = at[1], r = add(reg0, l);
-        Var kk("kk", k.dtype());
-        Array<PrimExpr> ai = ta ? Array<PrimExpr>{kk, i} : Array<PrimExpr>{i, kk};
-        Array<PrimExpr> bi = tb ? Array<PrimExpr>{j, kk} : Array<PrimExpr>{kk, j};
-        PrimExpr acc = add(BufferLoad(fc->local, {r}), mul(Load(a.buffer, Add(a.starts, ai), t),
-                                                           Load(b.buffer, Add(b.starts, bi), t)));
-        Stmt loop =
-            For(kk, MakeConst(k.dtype(), 0), k, ForKind::kSerial, BufferStore(fc->local, acc, {r}));
-        if (!clear) return loop;
-        return SeqStmt::Flatten(Array<Stmt>{BufferStore(fc->local, MakeConst(t, 0), {r}), loop});
-      });
-    });
+    staged.push_back(
+        Own(d, ForKind::kSerial, [&](const Var& jv, const PrimExpr& reg0, const PrimExpr& e0) {
+          return Lanes(d.vec, ForKind::kSerial, [&](const PrimExpr& l) {
+            Array<PrimExpr> at = At(d, jv, e0, l);
+            PrimExpr i = at[0], j = at[1], r = add(reg0, l);
+            Var kk("kk", k.dtype());
+            Array<PrimExpr> ai = ta ? Array<PrimExpr>{kk, i} : Array<PrimExpr>{i, kk};
+            Array<PrimExpr> bi = tb ? Array<PrimExpr>{j, kk} : Array<PrimExpr>{kk, j};
+            PrimExpr acc = add(
+                BufferLoad(fc->local, {r}),
+                mul(Load(a.buffer, Add(a.starts, ai), t), Load(b.buffer, Add(b.starts, bi), t)));
+            Stmt loop = For(kk, MakeConst(k.dtype(), 0), k, ForKind::kSerial,
+                            BufferStore(fc->local, acc, {r}));
+            if (!clear) return loop;
+            return SeqStmt::Flatten(
+                Array<Stmt>{BufferStore(fc->local, MakeConst(t, 0), {r}), loop});
+          });
+        }));
+    return SeqStmt::Flatten(Array<Stmt>(staged.begin(), staged.end()));
   }
 
   static PrimExpr Combine(const std::string& kind, const PrimExpr& a, const PrimExpr& b) {
@@ -610,7 +642,99 @@ class Simt : public TileLowering {
     return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
   }
 
+  // Beyond the destinations of reductions, replicated are: a fragment a T.Parallel nest reads or
+  // writes other than as its own element (a row statistic rescale[i] in a (128, 64) nest); every
+  // fragment of a nest that writes a replicated one (such a nest runs whole on every thread, so
+  // what it reads must be everywhere); and the source of a copy into a replicated fragment.
+  static void PropagateReplication(const Stmt& body,
+                                   const std::vector<const DeclBufferNode*>& fragments,
+                                   std::unordered_set<const VarNode*>* replicated) {
+    std::unordered_map<const VarNode*, std::vector<int64_t>> shape_of;
+    for (const DeclBufferNode* d : fragments) {
+      std::vector<int64_t> shape;
+      for (const PrimExpr& e : d->buffer->shape) shape.push_back(ConstOf(e));
+      shape_of[d->buffer->data.get()] = shape;
+    }
+    std::vector<const ForNode*> nests;
+    std::unordered_set<const ForNode*> inner;
+    PostOrderVisit(body, [&](const ObjectRef& n) {
+      const auto* f = n.as<ForNode>();
+      if (!f || !f->annotations.count("tessel.tile_parallel")) return;
+      nests.push_back(f);
+      if (const auto* g = f->body.as<ForNode>();
+          g && g->annotations.count("tessel.tile_parallel")) {
+        inner.insert(g);
+      }
+    });
+    for (bool changed = true; changed;) {
+      changed = false;
+      auto mark = [&](const VarNode* v) {
+        if (shape_of.count(v) && replicated->insert(v).second) changed = true;
+      };
+      for (const ForNode* f : nests) {
+        if (inner.count(f)) continue;
+        std::vector<const VarNode*> vars;
+        std::vector<int64_t> shape;
+        const ForNode* l = f;
+        Stmt nest_body;
+        while (true) {
+          vars.push_back(l->loop_var.get());
+          shape.push_back(ConstOf(l->extent));
+          const auto* g = l->body.as<ForNode>();
+          if (!g || !g->annotations.count("tessel.tile_parallel")) {
+            nest_body = l->body;
+            break;
+          }
+          l = g;
+        }
+        std::vector<const VarNode*> touched;
+        bool writes_replicated = false;
+        PostOrderVisit(nest_body, [&](const ObjectRef& n) {
+          Buffer b;
+          Array<PrimExpr> idx;
+          bool store = false;
+          if (const auto* ld = n.as<BufferLoadNode>()) b = ld->buffer, idx = ld->indices;
+          if (const auto* st = n.as<BufferStoreNode>())
+            b = st->buffer, idx = st->indices, store = true;
+          if (!b.defined() || !shape_of.count(b->data.get())) return;
+          const VarNode* v = b->data.get();
+          touched.push_back(v);
+          if (store && replicated->count(v)) writes_replicated = true;
+          bool own = shape_of[v] == shape && idx.size() == vars.size();
+          for (size_t d = 0; own && d < idx.size(); ++d) own = idx[d].get() == vars[d];
+          if (!own) mark(v);
+        });
+        if (writes_replicated) {
+          for (const VarNode* v : touched) mark(v);
+        }
+      }
+      PostOrderVisit(body, [&](const ObjectRef& n) {
+        const auto* call = n.as<CallNode>();
+        auto op = call ? call->op.as<Op>() : std::nullopt;
+        if (!op || (*op)->name != "tile_copy") return;
+        auto src = AsTileRegion(call->args[0]), dst = AsTileRegion(call->args[1]);
+        if (src && dst && replicated->count(dst->buffer->data.get())) mark(src->buffer->data.get());
+      });
+    }
+  }
+
   Stmt Parallel(const ForNode* op) {
+    // A nest that writes a replicated fragment runs whole on every thread, over replicated
+    // fragments only (PropagateReplication made them so).
+    bool whole = false;
+    PostOrderVisit(op->body, [&](const ObjectRef& n) {
+      const auto* st = n.as<BufferStoreNode>();
+      if (st && replicated_.count(st->buffer->data.get())) whole = true;
+    });
+    if (whole) {
+      std::function<Stmt(const ForNode*)> serial = [&](const ForNode* f) -> Stmt {
+        const auto* g = f->body.as<ForNode>();
+        Stmt inner =
+            g && g->annotations.count("tessel.tile_parallel") ? serial(g) : VisitStmt(f->body);
+        return For(f->loop_var, f->min, f->extent, ForKind::kSerial, inner);
+      };
+      return WithSpan(serial(op), op->span);
+    }
     std::vector<const ForNode*> loops{op};
     Stmt body = op->body;
     while (const auto* inner = body.as<ForNode>()) {
@@ -825,6 +949,8 @@ class Simt : public TileLowering {
         if (auto r = AsTileRegion(call->args[1])) replicated.insert(r->buffer->data.get());
       }
     });
+    PropagateReplication(body, fragments, &replicated);
+    replicated_ = replicated;
     tx_ = Var("tx");
     analyzer_.Bind(tx_, Range(Int32(0), Int32(threads_)), true);
     // The narrowest element each spread fragment shape meets: its fragments' and those of the
@@ -912,8 +1038,9 @@ class Simt : public TileLowering {
   int64_t threads_ = 1;
   Var tx_;
   std::unordered_map<const VarNode*, Frag> frags_;
-  std::vector<Buffer> scratch_;  // shared scratch tiles of reductions
-  std::vector<Buffer> locals_;   // per-thread partial results of reductions
+  std::vector<Buffer> scratch_;                    // shared scratch tiles of reductions
+  std::unordered_set<const VarNode*> replicated_;  // the fragments of the kernel held whole
+  std::vector<Buffer> locals_;                     // per-thread partial results of reductions
   std::map<std::vector<int64_t>, int64_t> vec_of_shape_;
 };
 

@@ -182,6 +182,36 @@ class TileLowering : public StmtExprMutator {
     return out;
   }
 
+  // The extents of `r` as an operand of rank `rank`: leading dimensions beyond it must have
+  // extent 1 and are squeezed (TileLang's Q[b, h, i:i + 128, :] against a 2-D tile).
+  Array<PrimExpr> Squeeze(const CallNode* call, const TileRegion& r, size_t rank) {
+    size_t extra = r.extents.size() - rank;
+    Array<PrimExpr> out;
+    for (size_t d = 0; d < r.extents.size(); ++d) {
+      if (d >= extra) {
+        out.push_back(r.extents[d]);
+      } else if (!analyzer_.CanProveEqual(r.extents[d], MakeConst(r.extents[d].dtype(), 1))) {
+        Fail(call, "a region of rank " + std::to_string(r.extents.size()) + " of " +
+                       std::string(r.buffer->name) + " against one of rank " +
+                       std::to_string(rank) + ": its extent " + AsText(r.extents[d]) +
+                       " in dimension " + std::to_string(d) + " is not 1");
+      }
+    }
+    return out;
+  }
+
+  // The indices of `r` at `local` (offsets in its last local.size() dimensions; the squeezed
+  // leading ones stay at their starts).
+  static Array<PrimExpr> SqueezedAt(const TileRegion& r, const Array<PrimExpr>& local) {
+    size_t extra = r.starts.size() - local.size();
+    Array<PrimExpr> out;
+    for (size_t d = 0; d < r.starts.size(); ++d) {
+      out.push_back(d < extra ? r.starts[d]
+                              : add(r.starts[d], cast(r.starts[d].dtype(), local[d - extra])));
+    }
+    return out;
+  }
+
   void SameExtent(const CallNode* call, const PrimExpr& a, const PrimExpr& b,
                   const std::string& what) {
     if (!analyzer_.CanProveEqual(a, b)) {

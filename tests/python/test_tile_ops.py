@@ -336,8 +336,8 @@ def test_simt_lowering_spreads_fragments_over_the_threads():
 @pytest.mark.parametrize("old,new,message", [
     ("            C_f[i, j] = T.max(C_f[i, j] * T.float32(2), T.float32(0))",
      "            C_f[i, j] = T.max(C_f[j, i] * T.float32(2), T.float32(0))",
-     r"inside T.Parallel, spread fragment C_f must have the loops' shape and be indexed by the "
-     r"loop variables in order"),
+     r"tile_gemm: accumulator C_f would be replicated in every thread \(a reduction writes it, "
+     r"or a T.Parallel indexes it other than by its loop variables in order\)"),
     ("T.fill(C_f, T.float32(0))", "T.fill(C_f[0:8, 0:16], T.float32(0))",
      r"a tile operation on part of fragment C_f \(only whole fragments on the GPU so far\)"),
 ])

@@ -156,11 +156,17 @@ Operand Parser::EvalTileOp(const Node* n, const std::string& name) {
     TileOperand& partial = src.start_only ? src : dst;
     const TileOperand& whole = src.start_only ? dst : src;
     if (partial.start_only) {
-      if (partial.starts.size() != whole.extents.size()) {
+      if (partial.starts.size() < whole.extents.size()) {
         Fail(partial.loc, "T.copy: a start of rank " + std::to_string(partial.starts.size()) +
                               " for a tile of rank " + std::to_string(whole.extents.size()));
       }
-      partial.extents = whole.extents;
+      // A start of higher rank (Q[b, h, i, 0] for a 2-D tile) takes extent 1 in its leading
+      // dimensions: the copy squeezes them.
+      partial.extents.clear();
+      for (size_t d = whole.extents.size(); d < partial.starts.size(); ++d) {
+        partial.extents.push_back(MakeConst(partial.starts[d - whole.extents.size()].dtype(), 1));
+      }
+      for (const PrimExpr& e : whole.extents) partial.extents.push_back(e);
     }
     return call("tile_copy", {TileRegionOf(src), TileRegionOf(dst)});
   }

@@ -1,0 +1,128 @@
+"""FlashAttention written with tile operations (examples/flash_attention.py, issue 16): full and
+causal, head dims 64 and 128, float16 and bfloat16 by text substitution; against NumPy through the
+C backend, through the SIMT GPU lowering on the MSL execution harness in three thread orders,
+compiled with NVRTC, and against torch's scaled_dot_product_attention on a CUDA GPU (the device
+machine runs those). T.copy of a 4-D tensor start into a 2-D tile squeezes the unit dimensions,
+and T.gemm takes P from a fragment."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tvm_ffi
+
+import metal_emu
+import tessel
+from test_tile_ops import have_cuda_compiler
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT = (ROOT / "examples" / "flash_attention.py").read_text()
+
+FULL_LOOP = "for k in T.Pipelined(T.ceildiv(S, 128), num_stages=2):"
+FULL_MASK = "T.if_then_else(k * 128 + j < S,"
+# CAUSAL: key tiles up to the block's last row; key j at most query i.
+CAUSAL_LOOP = "for k in T.Pipelined(T.min(T.ceildiv(S, 128), bx + 1), num_stages=2):"
+CAUSAL_MASK = "T.if_then_else(k * 128 + j <= T.min(bx * 128 + i, S - 1),"
+
+
+def attention_text(head_dim=64, dtype="float16", causal=False, block=128):
+    assert FULL_LOOP in TEXT and FULL_MASK in TEXT
+    text = TEXT
+    if causal:
+        text = text.replace(FULL_LOOP, CAUSAL_LOOP).replace(FULL_MASK, CAUSAL_MASK)
+    if block != 128:
+        # Smaller tiles (Metal's 32 KB of threadgroup memory); head dim 64 only.
+        assert head_dim == 64
+        text = text.replace("128", str(block)).replace("threads=256", f"threads={block * 2}")
+    text = text.replace(", 64)", f", {head_dim})").replace("(128, 64)", f"(128, {head_dim})")
+    text = text.replace("T.Parallel(128, 64)", f"T.Parallel(128, {head_dim})")
+    scale = math.log2(math.e) / math.sqrt(head_dim)
+    return text.replace("0.18033688011112042", repr(scale)).replace('"float16"', f'"{dtype}"')
+
+
+def reference(q, k, v, causal):
+    q, k, v = (x.astype("float64") for x in (q, k, v))
+    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(q.shape[-1])
+    if causal:
+        n = q.shape[2]
+        s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
+
+
+def inputs(b, h, s, d, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((b, h, s, d)).astype("float16") for _ in range(3)]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d,s", [(64, 200), (128, 130), (64, 1), (64, 256)])
+def test_attention_matches_numpy_on_the_cpu(causal, d, s):
+    q, k, v = inputs(1, 2, s, d, s + d)
+    o = np.full_like(q, np.nan)
+    tessel.build(attention_text(d, causal=causal), target="c")["flash_attention"](
+        *(tvm_ffi.from_dlpack(x) for x in (q, k, v, o)))
+    np.testing.assert_allclose(o.astype("float64"), reference(q, k, v, causal), atol=2e-3)
+
+
+def test_a_start_of_higher_rank_squeezes_and_bad_ranks_are_refused():
+    ir = str(tvm_ffi.get_global_func("tessel.ir.ParseModule")(TEXT, "<t>"))
+    assert "T.tile_region(Q[bz, by, bx * 128, 0], 1, 1, 128, 64)" in ir
+    bad = TEXT.replace("T.copy(Q[bz, by, bx * 128, 0], Q_s)",
+                       "T.copy(Q[bz, 0:2, 0:128, 0:64], Q_s)")
+    with pytest.raises(ValueError, match=r"a region of rank 4 of Q against one of rank 2: its "
+                                         r"extent 2 in dimension 1 is not 1"):
+        tessel.build(bad, target="c")
+    bad = TEXT.replace("T.copy(Q[bz, by, bx * 128, 0], Q_s)", "T.copy(Q[bz, 0], Q_s)")
+    with pytest.raises(ValueError, match=r"a start of rank 2 for a tile of rank 2|indices for"):
+        tessel.build(bad, target="c")
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_attention_on_metal_in_every_thread_order(causal):
+    # The SIMT lowering: P goes through a shared scratch tile into the second gemm.
+    mod = tessel.build(attention_text(causal=causal, block=32), target="metal")
+    q, k, v = inputs(1, 1, 150, 64, 7)
+    want = reference(q, k, v, causal)
+    for order, seed in metal_emu.ORDERS:
+        o = np.full_like(q, np.nan)
+        with metal_emu.installed(order, seed):
+            mod["flash_attention"](*[metal_emu.as_metal(x) for x in (q, k, v, o)])
+        np.testing.assert_allclose(o.astype("float64"), want, atol=2e-3, err_msg=order)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_attention_compiles_for_cuda(causal):
+    if not have_cuda_compiler():
+        pytest.skip("no NVRTC or nvcc")
+    mod = tessel.build(attention_text(128, "bfloat16", causal), target="cuda -arch=sm_90a")
+    src = mod.get_source("cuda")
+    assert "exp2" in src and "__syncthreads()" in src
+
+
+def _cuda_torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+@pytest.mark.skipif(_cuda_torch() is None,
+                    reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d,dtype", [(64, "float16"), (128, "bfloat16")])
+def test_attention_matches_torch_on_the_gpu(causal, d, dtype):
+    torch = _cuda_torch()
+    t = getattr(torch, dtype)
+    q, k, v = (torch.randn(2, 4, 300, d, device="cuda").to(t) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    tessel.build(attention_text(d, dtype, causal), target="cuda -arch=sm_90a")["flash_attention"](
+        q, k, v, o)
+    want = torch.nn.functional.scaled_dot_product_attention(
+        q.cpu().float(), k.cpu().float(), v.cpu().float(), is_causal=causal)
+    torch.testing.assert_close(o.cpu().float(), want, atol=2e-2, rtol=2e-2)
