@@ -74,6 +74,21 @@ def scalar(X: T.Buffer((M, 16), "float32"), C: T.Buffer((M, 16), "float32"),
 """
 
 
+# Row sums split over column blocks: each block reduces its 8 x 32 box (a replicated fragment on
+# GPUs, written by T.reduce_sum) and adds the partial sums into R.
+ROWSUM = """
+@T.prim_func
+def rowsum(X: T.Buffer((M, N), "float32"), R: T.Buffer((M,), "float32")):
+    T.func_attr({"global_symbol": "rowsum", "tir.noalias": True})
+    with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M, 8), threads=64) as (bx, by):
+        X_f = T.alloc_fragment((8, 32), "float32")
+        r_f = T.alloc_fragment((8,), "float32")
+        T.copy(X[by * 8, bx * 32], X_f)
+        T.reduce_sum(X_f, r_f, dim=1)
+        T.atomic_add(R[by * 8], r_f)
+"""
+
+
 def build(text, target="c"):
     return tessel.build(text, target=target)
 
@@ -131,8 +146,16 @@ def test_scalar_forms_add_a_value_and_one_element():
     np.testing.assert_array_equal(s, [3, 3, 0, 1.5])
 
 
-@pytest.mark.parametrize("text", [SPLITK.replace("DT", "float16"), hist("float32"),
-                                  SCALAR])
+@pytest.mark.parametrize("m,n", [(16, 128), (13, 100)])
+def test_partial_row_sums_of_a_reduction_add_up(m, n):
+    x = np.random.default_rng(m + n).standard_normal((m, n)).astype("float32")
+    r = np.zeros(m, "float32")
+    call(build(ROWSUM), "rowsum", x, r)
+    np.testing.assert_allclose(r, x.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("text", [SPLITK.replace("DT", "float16"), hist("float32"), SCALAR,
+                                  ROWSUM])
 def test_atomic_add_prints_and_parses_back(text):
     f = tessel.parse(text)
     printed = str(f)
@@ -195,7 +218,7 @@ def test_atomic_adds_compile_for_cuda(arch, dtype):
     if not have_cuda_compiler():
         pytest.skip("no NVRTC or nvcc")
     for text, name in [(SPLITK.replace("DT", dtype), "splitk"), (hist(dtype), "hist"),
-                       (SCALAR, "scalar")]:
+                       (SCALAR, "scalar"), (ROWSUM, "rowsum")]:
         src = build(text, f"cuda -arch={arch}").get_source("cuda")
         ptx = tvm_ffi.get_global_func("tessel.codegen.CompileCUDAToPTX")(src, arch)
         assert "atomicAdd(" in src and ".entry" in ptx, name
@@ -225,13 +248,15 @@ def test_a_shared_tile_destination_is_refused_on_gpus():
 
 @pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
 def test_atomic_adds_on_metal_in_every_thread_order():
-    splitk, counts, scalar = (build(t, "metal") for t in
-                            (SPLITK.replace("DT", "float32"), hist("float32"), SCALAR))
+    splitk, counts, scalar, rowsum = (build(t, "metal") for t in
+                                      (SPLITK.replace("DT", "float32"), hist("float32"), SCALAR,
+                                       ROWSUM))
     rng = np.random.default_rng(5)
     a = rng.standard_normal((50, 70)).astype("float32")
     b = rng.standard_normal((70, 40)).astype("float32")
     c0 = rng.standard_normal((50, 40)).astype("float32")
     x = np.arange(20 * 16, dtype="float32").reshape(20, 16)
+    xr = rng.standard_normal((13, 100)).astype("float32")
     for order, seed in metal_emu.ORDERS:
         c, h = c0.copy(), np.zeros(1024, "float32")
         cs, s = np.ones((20, 16), "float32"), np.zeros(4, "float32")
@@ -239,10 +264,13 @@ def test_atomic_adds_on_metal_in_every_thread_order():
             splitk["splitk"](*[metal_emu.as_metal(v) for v in (a, b, c)])
             counts["hist"](metal_emu.as_metal(h))
             scalar["scalar"](*[metal_emu.as_metal(v) for v in (x, cs, s)])
+            r = np.zeros(13, "float32")
+            rowsum["rowsum"](metal_emu.as_metal(xr), metal_emu.as_metal(r))
         np.testing.assert_allclose(c, splitk_want(a, b, c0), rtol=1e-4, atol=1e-4, err_msg=order)
         assert (h == 64 * 16).all(), order
         np.testing.assert_array_equal(cs, 1 + 2 * x, err_msg=order)
         np.testing.assert_array_equal(s, [3, 3, 0, 1.5], err_msg=order)
+        np.testing.assert_allclose(r, xr.sum(axis=1), rtol=1e-5, atol=1e-5, err_msg=order)
     assert "atomic_fetch_add_explicit((device atomic_float*)" in splitk.get_source("metal")
 
 
