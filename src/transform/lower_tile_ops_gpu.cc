@@ -39,6 +39,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "transform/tile_layout_inference.h"
 #include "transform/tile_lowering.h"
 
 namespace tessel {
@@ -642,85 +643,9 @@ class Simt : public TileLowering {
     return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
   }
 
-  // Beyond the destinations of reductions, replicated are: a fragment a T.Parallel nest reads or
-  // writes other than as its own element (a row statistic rescale[i] in a (128, 64) nest); every
-  // fragment of a nest that writes a replicated one (such a nest runs whole on every thread, so
-  // what it reads must be everywhere); and the source of a copy into a replicated fragment.
-  static void PropagateReplication(const Stmt& body,
-                                   const std::vector<const DeclBufferNode*>& fragments,
-                                   std::unordered_set<const VarNode*>* replicated) {
-    std::unordered_map<const VarNode*, std::vector<int64_t>> shape_of;
-    for (const DeclBufferNode* d : fragments) {
-      std::vector<int64_t> shape;
-      for (const PrimExpr& e : d->buffer->shape) shape.push_back(ConstOf(e));
-      shape_of[d->buffer->data.get()] = shape;
-    }
-    std::vector<const ForNode*> nests;
-    std::unordered_set<const ForNode*> inner;
-    PostOrderVisit(body, [&](const ObjectRef& n) {
-      const auto* f = n.as<ForNode>();
-      if (!f || !f->annotations.count("tessel.tile_parallel")) return;
-      nests.push_back(f);
-      if (const auto* g = f->body.as<ForNode>();
-          g && g->annotations.count("tessel.tile_parallel")) {
-        inner.insert(g);
-      }
-    });
-    for (bool changed = true; changed;) {
-      changed = false;
-      auto mark = [&](const VarNode* v) {
-        if (shape_of.count(v) && replicated->insert(v).second) changed = true;
-      };
-      for (const ForNode* f : nests) {
-        if (inner.count(f)) continue;
-        std::vector<const VarNode*> vars;
-        std::vector<int64_t> shape;
-        const ForNode* l = f;
-        Stmt nest_body;
-        while (true) {
-          vars.push_back(l->loop_var.get());
-          shape.push_back(ConstOf(l->extent));
-          const auto* g = l->body.as<ForNode>();
-          if (!g || !g->annotations.count("tessel.tile_parallel")) {
-            nest_body = l->body;
-            break;
-          }
-          l = g;
-        }
-        std::vector<const VarNode*> touched;
-        bool writes_replicated = false;
-        PostOrderVisit(nest_body, [&](const ObjectRef& n) {
-          Buffer b;
-          Array<PrimExpr> idx;
-          bool store = false;
-          if (const auto* ld = n.as<BufferLoadNode>()) b = ld->buffer, idx = ld->indices;
-          if (const auto* st = n.as<BufferStoreNode>())
-            b = st->buffer, idx = st->indices, store = true;
-          if (!b.defined() || !shape_of.count(b->data.get())) return;
-          const VarNode* v = b->data.get();
-          touched.push_back(v);
-          if (store && replicated->count(v)) writes_replicated = true;
-          bool own = shape_of[v] == shape && idx.size() == vars.size();
-          for (size_t d = 0; own && d < idx.size(); ++d) own = idx[d].get() == vars[d];
-          if (!own) mark(v);
-        });
-        if (writes_replicated) {
-          for (const VarNode* v : touched) mark(v);
-        }
-      }
-      PostOrderVisit(body, [&](const ObjectRef& n) {
-        const auto* call = n.as<CallNode>();
-        auto op = call ? call->op.as<Op>() : std::nullopt;
-        if (!op || (*op)->name != "tile_copy") return;
-        auto src = AsTileRegion(call->args[0]), dst = AsTileRegion(call->args[1]);
-        if (src && dst && replicated->count(dst->buffer->data.get())) mark(src->buffer->data.get());
-      });
-    }
-  }
-
   Stmt Parallel(const ForNode* op) {
     // A nest that writes a replicated fragment runs whole on every thread, over replicated
-    // fragments only (PropagateReplication made them so).
+    // fragments only (ReplicatedFragments made them so).
     bool whole = false;
     PostOrderVisit(op->body, [&](const ObjectRef& n) {
       const auto* st = n.as<BufferStoreNode>();
@@ -941,15 +866,9 @@ class Simt : public TileLowering {
       FailAt("fragment " + std::string((*fragment_vars.begin())->name_hint) +
              " is allocated without a buffer declaration (use T.alloc_fragment)");
     }
-    std::unordered_set<const VarNode*> replicated;
-    PostOrderVisit(body, [&](const ObjectRef& n) {
-      const auto* call = n.as<CallNode>();
-      auto op = call ? call->op.as<Op>() : std::nullopt;
-      if (op && (*op)->name == "tile_reduce" && call->args.size() > 1) {
-        if (auto r = AsTileRegion(call->args[1])) replicated.insert(r->buffer->data.get());
-      }
-    });
-    PropagateReplication(body, fragments, &replicated);
+    std::vector<Buffer> fragment_buffers;
+    for (const DeclBufferNode* d : fragments) fragment_buffers.push_back(d->buffer);
+    std::unordered_set<const VarNode*> replicated = ReplicatedFragments(body, fragment_buffers);
     replicated_ = replicated;
     tx_ = Var("tx");
     analyzer_.Bind(tx_, Range(Int32(0), Int32(threads_)), true);

@@ -123,11 +123,11 @@ class Planner {
   }
 
   void PlanSimt() {
-    std::unordered_set<const VarNode*> reduced;
-    for (const Use& u : uses_) {
-      if ((*u.call->op.as<Op>())->name != "tile_reduce") continue;
-      if (auto r = AsTileRegion(u.call->args[1])) reduced.insert(r->buffer->data.get());
+    std::vector<Buffer> fragments;
+    for (const Buffer& b : tiles_) {
+      if (IsFragment(b)) fragments.push_back(b);
     }
+    std::unordered_set<const VarNode*> reduced = ReplicatedFragments(body_, fragments);
     for (const Buffer& b : tiles_) {
       TileLayoutChoice c;
       c.buffer = b;
@@ -135,7 +135,7 @@ class Planner {
         c.kind = TileLayoutKind::kPlain;
       } else if (reduced.count(b->data.get())) {
         c.kind = TileLayoutKind::kReplicated;
-        c.why = "written by a T.reduce";
+        c.why = "a T.reduce writes it or a T.Parallel reads it whole (ReplicatedFragments)";
       } else {
         c.kind = TileLayoutKind::kSpread;
       }
@@ -474,11 +474,95 @@ class Planner {
 
 }  // namespace
 
+// Replicated: the destinations of reductions; then a fragment a T.Parallel nest reads or
+// writes other than as its own element (a row statistic rescale[i] in a (128, 64) nest); every
+// fragment of a nest that writes a replicated one (such a nest runs whole on every thread, so
+// what it reads must be everywhere); and the source of a copy into a replicated fragment.
+std::unordered_set<const VarNode*> ReplicatedFragments(const Stmt& body,
+                                                       const std::vector<Buffer>& fragments) {
+  std::unordered_set<const VarNode*> out;
+  std::unordered_set<const VarNode*>* replicated = &out;
+  std::unordered_map<const VarNode*, std::vector<int64_t>> shape_of;
+  for (const Buffer& b : fragments) {
+    std::vector<int64_t> shape;
+    for (const PrimExpr& e : b->shape) shape.push_back(ConstOf(e));
+    shape_of[b->data.get()] = shape;
+  }
+  PostOrderVisit(body, [&](const ObjectRef& n) {
+    const auto* call = n.as<CallNode>();
+    auto op = call ? call->op.as<Op>() : std::nullopt;
+    if (op && (*op)->name == "tile_reduce" && call->args.size() > 1) {
+      if (auto r = AsTileRegion(call->args[1])) out.insert(r->buffer->data.get());
+    }
+  });
+  std::vector<const ForNode*> nests;
+  std::unordered_set<const ForNode*> inner;
+  PostOrderVisit(body, [&](const ObjectRef& n) {
+    const auto* f = n.as<ForNode>();
+    if (!f || !f->annotations.count("tessel.tile_parallel")) return;
+    nests.push_back(f);
+    if (const auto* g = f->body.as<ForNode>(); g && g->annotations.count("tessel.tile_parallel")) {
+      inner.insert(g);
+    }
+  });
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto mark = [&](const VarNode* v) {
+      if (shape_of.count(v) && replicated->insert(v).second) changed = true;
+    };
+    for (const ForNode* f : nests) {
+      if (inner.count(f)) continue;
+      std::vector<const VarNode*> vars;
+      std::vector<int64_t> shape;
+      const ForNode* l = f;
+      Stmt nest_body;
+      while (true) {
+        vars.push_back(l->loop_var.get());
+        shape.push_back(ConstOf(l->extent));
+        const auto* g = l->body.as<ForNode>();
+        if (!g || !g->annotations.count("tessel.tile_parallel")) {
+          nest_body = l->body;
+          break;
+        }
+        l = g;
+      }
+      std::vector<const VarNode*> touched;
+      bool writes_replicated = false;
+      PostOrderVisit(nest_body, [&](const ObjectRef& n) {
+        Buffer b;
+        Array<PrimExpr> idx;
+        bool store = false;
+        if (const auto* ld = n.as<BufferLoadNode>()) b = ld->buffer, idx = ld->indices;
+        if (const auto* st = n.as<BufferStoreNode>())
+          b = st->buffer, idx = st->indices, store = true;
+        if (!b.defined() || !shape_of.count(b->data.get())) return;
+        const VarNode* v = b->data.get();
+        touched.push_back(v);
+        if (store && replicated->count(v)) writes_replicated = true;
+        bool own = shape_of[v] == shape && idx.size() == vars.size();
+        for (size_t d = 0; own && d < idx.size(); ++d) own = idx[d].get() == vars[d];
+        if (!own) mark(v);
+      });
+      if (writes_replicated) {
+        for (const VarNode* v : touched) mark(v);
+      }
+    }
+    PostOrderVisit(body, [&](const ObjectRef& n) {
+      const auto* call = n.as<CallNode>();
+      auto op = call ? call->op.as<Op>() : std::nullopt;
+      if (!op || (*op)->name != "tile_copy") return;
+      auto src = AsTileRegion(call->args[0]), dst = AsTileRegion(call->args[1]);
+      if (src && dst && replicated->count(dst->buffer->data.get())) mark(src->buffer->data.get());
+    });
+  }
+  return out;
+}
+
 std::string TileLayoutChoice::Text() const {
   std::string out;
   switch (kind) {
     case TileLayoutKind::kSpread:
-      out = "spread round-robin over the threads";
+      out = "spread over the threads, in vectors dealt round-robin";
       break;
     case TileLayoutKind::kReplicated:
       out = "replicated in every thread";

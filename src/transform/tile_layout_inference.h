@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace tessel {
@@ -74,6 +75,14 @@ struct TileKernelPlan {
 
   const TileLayoutChoice* Find(const ir::Buffer& b) const;
 };
+
+// The fragments (among `fragments`, the T.Kernel's) that the SIMT lowering holds whole in every
+// thread: the destinations of reductions; a fragment a T.Parallel nest reads or writes other than
+// as its own element (a row statistic rescale[i] in a (128, 64) nest); every fragment of a nest
+// that writes a replicated one (such a nest runs whole on every thread); and the source of a copy
+// into a replicated fragment.
+std::unordered_set<const ir::VarNode*> ReplicatedFragments(
+    const ir::Stmt& body, const std::vector<ir::Buffer>& fragments);
 
 // The plan of T.Kernel loop `kernel` for a GPU of `arch` ("sm_90a" allows warp specialization;
 // "" or any other arch gives SIMT).

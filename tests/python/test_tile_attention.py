@@ -81,6 +81,18 @@ def test_a_start_of_higher_rank_squeezes_and_bad_ranks_are_refused():
         tessel.build(bad, target="c")
 
 
+def test_the_plan_says_which_fragments_are_held_whole_and_why_not_warp_specialized():
+    from test_tile_hopper import planned
+
+    ir = planned(TEXT)
+    assert ('"tessel.tile_plan": "SIMT: T.copy at line 36: the warp-specialized form copies 2-D '
+            'tiles of 2-D tensors"') in ir
+    for name in ("m", "m_prev", "rescale", "row_sum", "l"):
+        assert (f'"{name}": "replicated in every thread: a T.reduce writes it or a T.Parallel '
+                f'reads it whole') in ir
+    assert '"S_f": "spread over the threads, in vectors dealt round-robin"' in ir
+
+
 @pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_attention_on_metal_in_every_thread_order(causal):
