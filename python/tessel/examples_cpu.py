@@ -68,6 +68,13 @@ def _norm(x, eps, center):
     return x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps)
 
 
+def _attention(q, k, v):
+    q, k, v = (x.astype("float64") for x in (q, k, v))
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
+
+
 def _indices(rng, n, k, dtype):
     # About a quarter of the indices out of range on either side, to exercise the mode.
     return rng.integers(-n // 2 - 1, n + n // 2 + 2, size=k).astype(dtype)
@@ -101,6 +108,21 @@ EXAMPLES_CPU = [
         reference=lambda a, b: {1: _softmax(a)},
         rtol=1e-5, atol=1e-6),
     # Row reductions written with tile operations (float16 rows of 4096, float32 math).
+    Example(
+        "tile_gemm_hopper",
+        shapes=[(128, 256, 64), (70, 300, 100), (1, 1, 1)],
+        make=lambda rng, s: [rng.standard_normal((s[0], s[2])).astype("float16"),
+                             rng.standard_normal((s[1], s[2])).astype("float16"),
+                             np.zeros((s[0], s[1]), "float16")],
+        reference=lambda a, b, c: {2: a.astype("float64") @ b.astype("float64").T},
+        rtol=1e-2, atol=2e-2),
+    Example(
+        "flash_attention",
+        shapes=[(1, 2, 200), (2, 1, 1), (1, 1, 130)],
+        make=lambda rng, s: [rng.standard_normal((*s, 64)).astype("float16") for _ in range(3)]
+        + [np.zeros((*s, 64), "float16")],
+        reference=lambda q, k, v, o: {3: _attention(q, k, v)},
+        rtol=1e-2, atol=4e-3),
     Example(
         "softmax_tile",
         shapes=[(5,), (1,), (16,)],
