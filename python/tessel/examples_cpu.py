@@ -124,6 +124,14 @@ EXAMPLES_CPU = [
         reference=lambda q, k, v, o: {3: _attention(q, k, v)},
         rtol=1e-2, atol=4e-3),
     Example(
+        "gemm_softmax",
+        shapes=[(100, 200, 70), (64, 256, 32), (1, 1, 1)],
+        make=lambda rng, s: [rng.standard_normal((s[0], s[2])).astype("float16"),
+                             rng.standard_normal((s[1], s[2])).astype("float16"),
+                             np.zeros((s[0], s[1]), "float16")],
+        reference=lambda a, b, y: {2: _softmax(a.astype("float64") @ b.astype("float64").T)},
+        rtol=1e-2, atol=1e-3),
+    Example(
         "softmax_tile",
         shapes=[(5,), (1,), (16,)],
         make=lambda rng, s: [_rows_f16(rng, *s), np.zeros((s[0], 4096), "float16")],
