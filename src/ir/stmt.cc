@@ -322,5 +322,16 @@ Stmt WithSpan(Stmt stmt, Optional<Span> span) {
   TVM_FFI_UNREACHABLE();
 }
 
+Stmt WithBody(const Stmt& decl, Stmt body) {
+  if (const auto* a = decl.as<AllocateNode>()) {
+    return WithSpan(Allocate(a->buffer_var, a->dtype, a->extents, a->condition, std::move(body),
+                             a->annotations),
+                    a->span);
+  }
+  const auto* d = decl.as<DeclBufferNode>();
+  if (!d) TVM_FFI_THROW(ValueError) << "WithBody: not an Allocate or a DeclBuffer";
+  return WithSpan(DeclBuffer(d->buffer, std::move(body)), d->span);
+}
+
 }  // namespace ir
 }  // namespace tessel

@@ -48,11 +48,6 @@ namespace tile_lowering {
 
 namespace {
 
-int64_t ConstOf(const PrimExpr& e) {
-  auto v = AsConstInt(e);
-  return v ? *v : -1;
-}
-
 int64_t Size(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t e : shape) n *= e;
@@ -148,16 +143,6 @@ class Simt : public TileLowering {
   }
 
   // The logical indices of element e of a tile of this constant shape (row-major).
-  static Array<PrimExpr> Unflat(const PrimExpr& e, const std::vector<int64_t>& shape) {
-    std::vector<PrimExpr> out(shape.size());
-    PrimExpr rest = e;
-    for (size_t d = shape.size(); d-- > 0;) {
-      out[d] = d == 0 ? rest : floormod(rest, Int32(shape[d]));
-      rest = floordiv(rest, Int32(shape[d]));
-    }
-    return Array<PrimExpr>(out.begin(), out.end());
-  }
-
   std::vector<int64_t> ConstShape(const Array<PrimExpr>& extents, const std::string& what) {
     std::vector<int64_t> out;
     for (const PrimExpr& e : extents) {
@@ -921,12 +906,12 @@ class Simt : public TileLowering {
       lowered = Allocate(l->data, l->dtype, {l->shape[0]}, MakeConst(DataType::Bool(), 1),
                          DeclBuffer(l, lowered));
     }
-    for (auto it = inner.rbegin(); it != inner.rend(); ++it) lowered = Rewrap(*it, lowered);
+    for (auto it = inner.rbegin(); it != inner.rend(); ++it) lowered = WithBody(*it, lowered);
     Stmt s = For(tx_, Int32(0), Int32(threads_), ForKind::kThreadBinding, lowered, "threadIdx.x");
     for (const Buffer& b : scratch_) {
       s = Allocate(b->data, b->dtype, b->shape, MakeConst(DataType::Bool(), 1), DeclBuffer(b, s));
     }
-    for (auto it = outer.rbegin(); it != outer.rend(); ++it) s = Rewrap(*it, s);
+    for (auto it = outer.rbegin(); it != outer.rend(); ++it) s = WithBody(*it, s);
     for (size_t i = blocks.size(); i-- > 0;) {
       Map<String, Any> ann = blocks[i]->annotations;
       ann.erase("tessel.tile_kernel");
@@ -942,16 +927,6 @@ class Simt : public TileLowering {
   }
 
   // The Allocate or DeclBuffer `w` around `body` instead of its own.
-  static Stmt Rewrap(const Stmt& w, Stmt body) {
-    if (const auto* a = w.as<AllocateNode>()) {
-      return WithSpan(
-          Allocate(a->buffer_var, a->dtype, a->extents, a->condition, body, a->annotations),
-          a->span);
-    }
-    const auto* d = w.as<DeclBufferNode>();
-    return WithSpan(DeclBuffer(d->buffer, body), d->span);
-  }
-
   bool in_kernel_ = false;
   bool in_parallel_ = false;  // lowering the body of a T.Parallel for one element
   int64_t threads_ = 1;

@@ -32,11 +32,6 @@ namespace tile_lowering {
 
 namespace {
 
-int64_t ConstOf(const PrimExpr& e) {
-  auto v = AsConstInt(e);
-  return v ? *v : -1;
-}
-
 Stmt Intrin(const char* name, Array<PrimExpr> args) {
   return Evaluate(Call(DataType::Int(32), Op::Get(name), std::move(args)));
 }
@@ -138,7 +133,7 @@ class Hopper : public TileLowering {
                               MakeConst(DataType::Bool(), 1), DeclBuffer(f.local, threads_body));
     }
     for (auto it = inner.rbegin(); it != inner.rend(); ++it)
-      threads_body = Rewrap(*it, threads_body);
+      threads_body = WithBody(*it, threads_body);
     Stmt s = For(tx_, Int32(0), Int32(consumers_ + 128), ForKind::kThreadBinding, threads_body,
                  "threadIdx.x");
     s = Allocate(bars_->data, bars_->dtype, bars_->shape, MakeConst(DataType::Bool(), 1),
@@ -212,30 +207,8 @@ class Hopper : public TileLowering {
     TVM_FFI_UNREACHABLE();
   }
 
-  static std::vector<Stmt> FlattenSeq(const Stmt& s) {
-    if (const auto* seq = s.as<SeqStmtNode>()) {
-      std::vector<Stmt> out;
-      for (const Stmt& x : seq->seq) {
-        std::vector<Stmt> in = FlattenSeq(x);
-        out.insert(out.end(), in.begin(), in.end());
-      }
-      return out;
-    }
-    return {s};
-  }
-
   static Stmt Seq(const std::vector<Stmt>& v) {
     return SeqStmt::Flatten(Array<Stmt>(v.begin(), v.end()));
-  }
-
-  static Stmt Rewrap(const Stmt& w, Stmt body) {
-    if (const auto* a = w.as<AllocateNode>()) {
-      return WithSpan(
-          Allocate(a->buffer_var, a->dtype, a->extents, a->condition, body, a->annotations),
-          a->span);
-    }
-    const auto* d = w.as<DeclBufferNode>();
-    return WithSpan(DeclBuffer(d->buffer, body), d->span);
   }
 
   void AddFragment(const Buffer& b, const TileLayoutChoice& c) {
@@ -500,16 +473,6 @@ class Hopper : public TileLowering {
       Array<PrimExpr> at = Unflat(e, fs->shape);
       return Store(dst.buffer, Add(dst.starts, at), cast(t, BufferLoad(fs->local, {e})));
     });
-  }
-
-  static Array<PrimExpr> Unflat(const PrimExpr& e, const std::vector<int64_t>& shape) {
-    std::vector<PrimExpr> out(shape.size());
-    PrimExpr rest = e;
-    for (size_t d = shape.size(); d-- > 0;) {
-      out[d] = d == 0 ? rest : floormod(rest, Int32(shape[d]));
-      rest = floordiv(rest, Int32(shape[d]));
-    }
-    return Array<PrimExpr>(out.begin(), out.end());
   }
 
   // Element e = k * consumers + tx of [0, size) for each k: the consumers' round-robin share.

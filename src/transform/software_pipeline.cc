@@ -691,7 +691,7 @@ class Pipeliner : public StmtExprMutator {
       body.push_back(StageRewriter(mine, floormod(sub(k, op->min), c(S)), {}, false).VisitStmt(s));
     }
     Stmt loop_body = SeqStmt::Flatten(Array<Stmt>(body.begin(), body.end()));
-    for (auto it = kept.rbegin(); it != kept.rend(); ++it) loop_body = Rewrap(*it, loop_body);
+    for (auto it = kept.rbegin(); it != kept.rend(); ++it) loop_body = WithBody(*it, loop_body);
     annotations.Set(kPipelinedLoop, S);
     Stmt loop =
         WithSpan(For(k, op->min, op->extent, op->kind, loop_body, "", annotations), op->span);
@@ -724,16 +724,6 @@ class Pipeliner : public StmtExprMutator {
       }
     }
     return result;
-  }
-
-  static Stmt Rewrap(const Stmt& w, const Stmt& body) {
-    if (const auto* a = w.as<AllocateNode>()) {
-      return WithSpan(
-          Allocate(a->buffer_var, a->dtype, a->extents, a->condition, body, a->annotations),
-          a->span);
-    }
-    const auto* d = w.as<DeclBufferNode>();
-    return WithSpan(DeclBuffer(d->buffer, body), d->span);
   }
 
   // A staged buffer allocated outside the loop must not be used outside it: its stages would

@@ -23,11 +23,6 @@ namespace {
 // Shared memory a block may use on sm_90 (227 KB).
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
-int64_t ConstOf(const PrimExpr& e) {
-  auto v = AsConstInt(e);
-  return v ? *v : -1;
-}
-
 std::string Line(const Optional<Span>& span) {
   return span ? " at line " + std::to_string((*span)->line) : "";
 }
@@ -53,18 +48,6 @@ bool Whole(const TileRegion& r) {
     }
   }
   return r.starts.size() == r.buffer->shape.size();
-}
-
-std::vector<Stmt> Flatten(const Stmt& s) {
-  if (const auto* seq = s.as<SeqStmtNode>()) {
-    std::vector<Stmt> out;
-    for (const Stmt& x : seq->seq) {
-      std::vector<Stmt> inner = Flatten(x);
-      out.insert(out.end(), inner.begin(), inner.end());
-    }
-    return out;
-  }
-  return {s};
 }
 
 // A tile call with its statement's span.
@@ -174,7 +157,7 @@ class Planner {
     }
     int64_t warpgroups = plan_.threads / 128;
     // The T.Pipelined loop: one, at the top level of the kernel.
-    std::vector<Stmt> top = Flatten(body_);
+    std::vector<Stmt> top = FlattenSeq(body_);
     for (const Stmt& s : top) {
       const auto* f = s.as<ForNode>();
       if (f && f->annotations.count("tessel.pipeline_stages")) {
@@ -191,7 +174,7 @@ class Planner {
     }
     // Its body: TMA copies into shared tiles, then wgmma gemms on them.
     std::unordered_map<const VarNode*, const TmaCopy*> written;
-    for (const Stmt& s : Flatten(loop->body)) {
+    for (const Stmt& s : FlattenSeq(loop->body)) {
       const CallNode* call = TileCall(s);
       std::string name = call ? std::string((*call->op.as<Op>())->name) : "";
       std::string at = call ? OpName(call) + Line(s->span) : "a statement" + Line(s->span);

@@ -43,6 +43,36 @@ inline PrimExpr Extreme(DataType t, bool highest) {
   return MakeConst(t, highest ? hi : -hi - 1);
 }
 
+// A constant's value; -1 when not a constant (tile extents are positive).
+inline int64_t ConstOf(const PrimExpr& e) {
+  auto v = AsConstInt(e);
+  return v ? *v : -1;
+}
+
+// The statements of nested SeqStmts, in order.
+inline std::vector<Stmt> FlattenSeq(const Stmt& s) {
+  std::vector<Stmt> out;
+  if (const auto* seq = s.as<SeqStmtNode>()) {
+    for (const Stmt& x : seq->seq) {
+      std::vector<Stmt> inner = FlattenSeq(x);
+      out.insert(out.end(), inner.begin(), inner.end());
+    }
+    return out;
+  }
+  return {s};
+}
+
+// The logical indices of element e of a tile of this constant shape (row-major).
+inline Array<PrimExpr> Unflat(const PrimExpr& e, const std::vector<int64_t>& shape) {
+  std::vector<PrimExpr> out(shape.size());
+  PrimExpr rest = e;
+  for (size_t d = shape.size(); d-- > 0;) {
+    out[d] = d == 0 ? rest : floormod(rest, Int32(shape[d]));
+    rest = floordiv(rest, Int32(shape[d]));
+  }
+  return Array<PrimExpr>(out.begin(), out.end());
+}
+
 inline const CallNode* TileCall(const Stmt& s) {
   const auto* ev = s.as<EvaluateNode>();
   const auto* call = ev ? ev->value.as<CallNode>() : nullptr;

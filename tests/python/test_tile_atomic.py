@@ -280,12 +280,7 @@ def test_metal_refuses_atomic_adds_of_other_dtypes_by_name():
         build(hist("float16"), "metal")
 
 
-def _cuda_torch():
-    try:
-        import torch  # noqa: PLC0415
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
+from conftest import gpu_torch as _cuda_torch  # noqa: E402
 
 
 @pytest.mark.skipif(_cuda_torch() is None, reason="needs torch with a CUDA GPU")

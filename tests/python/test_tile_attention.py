@@ -116,12 +116,7 @@ def test_attention_compiles_for_cuda(causal):
     assert "exp2" in src and "__syncthreads()" in src
 
 
-def _cuda_torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
+from conftest import gpu_torch as _cuda_torch  # noqa: E402
 
 
 @pytest.mark.skipif(_cuda_torch() is None,

@@ -69,12 +69,7 @@ def test_gemm_softmax_compiles_for_cuda():
     assert "__shfl_xor_sync" in src or "shfl" in src
 
 
-def _cuda_torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
+from conftest import gpu_torch as _cuda_torch  # noqa: E402
 
 
 @pytest.mark.skipif(_cuda_torch() is None,

@@ -111,12 +111,7 @@ def test_the_examples_compile_to_tma_and_wgmma_for_sm_90a(text):
     assert "tsl_dyn_smem_1024" not in slow
 
 
-def _cuda_torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
+from conftest import gpu_torch as _cuda_torch  # noqa: E402
 
 
 needs_gpu = pytest.mark.skipif(_cuda_torch() is None,

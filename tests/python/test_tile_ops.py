@@ -347,12 +347,7 @@ def test_what_the_simt_lowering_cannot_do_is_said(old, new, message):
         tessel.build(FUSED.replace(old, new, 1), target="cuda -arch=sm_80")
 
 
-def _cuda_torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
+from conftest import gpu_torch as _cuda_torch  # noqa: E402
 
 
 @pytest.mark.skipif(_cuda_torch() is None,

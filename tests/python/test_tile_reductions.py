@@ -193,12 +193,7 @@ def test_cuda_source_has_16_byte_accesses_shuffles_and_no_local_memory(op, dtype
     assert "__local_depot" not in ptx
 
 
-def _cuda_torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
+from conftest import gpu_torch as _cuda_torch  # noqa: E402
 
 
 @pytest.mark.skipif(_cuda_torch() is None,

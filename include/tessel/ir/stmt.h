@@ -46,6 +46,9 @@ class Stmt : public ObjectRef {
 // `stmt` with its span set to `span`: edited in place when the handle holds the only reference to
 // the node (a node just built), otherwise a shallow copy. An undefined stmt stays undefined.
 Stmt WithSpan(Stmt stmt, Optional<Span> span);
+// The Allocate or DeclBuffer `decl` (the same fields and span) around `body` instead of its own:
+// how a pass moves a declaration to another place in the tree.
+Stmt WithBody(const Stmt& decl, Stmt body);
 
 class LetStmtNode : public StmtNode {
  public:
