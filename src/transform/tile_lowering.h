@@ -245,7 +245,13 @@ class TileLowering : public StmtExprMutator {
   void SameExtent(const CallNode* call, const PrimExpr& a, const PrimExpr& b,
                   const std::string& what) {
     if (!analyzer_.CanProveEqual(a, b)) {
-      Fail(call, what + ": " + AsText(a) + " and " + AsText(b) + " are not provably equal");
+      // Three-valued: a difference the analyzer proves is reported as one; anything it could
+      // not decide (Z3's budget included) as not proved, never as a difference.
+      bool differ = analyzer_.CanProve(NE(a, b));
+      Fail(call, what + ": " + AsText(a) + " and " + AsText(b) +
+                     (differ ? " differ"
+                             : " are not proved equal (the analyzer could not decide it within "
+                               "its budget; make the extents the same expression or constants)"));
     }
   }
 
