@@ -20,6 +20,15 @@ struct KindVector {
 
 }  // namespace
 
+thread_local int detail::ir_walk_depth __attribute__((tls_model("initial-exec"))) = 0;
+
+void detail::ThrowIRTooDeep() {
+  --ir_walk_depth;
+  TVM_FFI_THROW(RecursionError) << "IR nested deeper than " << kMaxIRDepth
+                                << " levels (tessel's limit for recursive walks, which stop there "
+                                   "rather than overflow the stack; see docs/reliability.md)";
+}
+
 void detail::NoteErrorAt(const StmtNode* stmt) noexcept {
   if (stmt != nullptr && stmt->span.has_value()) RecordErrorSpan(*stmt->span);
 }

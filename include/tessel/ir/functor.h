@@ -6,6 +6,11 @@
 // StmtFunctor::VisitStmt also notes where an error comes from: when an exception propagates out of
 // the visit of a statement that has a span, that span becomes the error's location (span.h),
 // unless an inner statement gave one already.
+//
+// Every dispatch through VisitExpr/VisitStmt counts one level of nesting on a per-thread counter
+// shared by all functors, so walks that call each other (a pass asking the analyzer) share one
+// limit: IR nested deeper than kMaxIRDepth is a RecursionError naming the limit, never a stack
+// overflow (docs/reliability.md, "Deep IR"). The cost is an increment and a compare per node.
 #ifndef TESSEL_IR_FUNCTOR_H_
 #define TESSEL_IR_FUNCTOR_H_
 
@@ -33,7 +38,29 @@ enum class StmtKind : uint8_t {
 #undef TESSEL_X
       kUnknown
 };
+// The deepest nesting any functor walk descends. The lowering pipeline stops at 10,000 levels
+// within a 2 MiB stack (measured), a quarter of the 8 MiB stack of a main or Python thread: the
+// rest is room for the analyzer's walks (up to their own limit) running inside a pass.
+inline constexpr int kMaxIRDepth = 10000;
+
 namespace detail {
+// The functors' nesting on this thread. initial-exec: a thread-pointer-relative access without a
+// call (libtessel is loaded at startup or by Python's dlopen, and one int fits the static TLS
+// reserve).
+extern thread_local int ir_walk_depth __attribute__((tls_model("initial-exec")));
+// Undoes the failed increment and throws the RecursionError.
+[[noreturn]] void ThrowIRTooDeep();
+// One level of a functor walk.
+class WalkLevel {
+ public:
+  WalkLevel() {
+    if (++ir_walk_depth > kMaxIRDepth) ThrowIRTooDeep();
+  }
+  ~WalkLevel() { --ir_walk_depth; }
+  WalkLevel(const WalkLevel&) = delete;
+  WalkLevel& operator=(const WalkLevel&) = delete;
+};
+
 // Runtime type index -> kind, built once (type indices are small dense integers).
 template <typename Kind>
 struct KindTable {
@@ -73,6 +100,7 @@ class ExprFunctor<R(const PrimExpr&, Args...)> {
   }
   virtual R VisitExpr(const PrimExpr& e, Args... args) {
     const PrimExprNode* n = e.get();
+    detail::WalkLevel level;
     switch (KindOf(n)) {
 #define TESSEL_X(Name)    \
   case ExprKind::k##Name: \
@@ -143,6 +171,7 @@ class StmtFunctor<R(const Stmt&, Args...)> {
     // A handler, not an RAII guard that asks std::uncaught_exceptions(): it costs nothing until
     // something throws (a guard measured about 5 ns a statement on a bare visitor walk).
     try {
+      detail::WalkLevel level;
       switch (KindOf(n)) {
 #define TESSEL_X(Name)    \
   case StmtKind::k##Name: \
