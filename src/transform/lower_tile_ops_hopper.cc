@@ -385,9 +385,13 @@ class Hopper : public TileLowering {
           return Call(DataType::UInt(64), Op::Get("ptx_wgmma_desc"),
                       {AddressOf(r.ring, at), Int32(16), Int32(8 * r.swizzle), Int32(r.swizzle)});
         };
+        // clear_accum: the first step of each tile's loop overwrites C (the tile's own first
+        // iteration, not the walk's: a persistent block starts every tile afresh).
         PrimExpr scale = Int32(1);
-        if (g.clear && ks == 0)
-          scale = Select(GT(it, MakeConst(it.dtype(), 0)), Int32(1), Int32(0));
+        if (g.clear && ks == 0) {
+          PrimExpr first = sub(ko, cast(ko.dtype(), loop->min));
+          scale = Select(GT(first, MakeConst(first.dtype(), 0)), Int32(1), Int32(0));
+        }
         body.push_back(Intrin("ptx_wgmma_mma_async",
                               {AddressOf(fc->local, Int32(0)), desc(ra, a_at), desc(rb, b_at),
                                scale, StringImm("m64n" + std::to_string(g.n) + "k16"),

@@ -61,6 +61,16 @@ def test_kernels_the_warp_specialized_form_cannot_take_say_why(old, new, reason)
     assert reason in ir
 
 
+def test_clear_accum_overwrites_at_the_first_step_of_each_tile_of_a_persistent_walk():
+    # Not at the walk's first step only: a persistent block starts every tile afresh.
+    text = GEMM.replace("        T.clear(C_f)\n", "").replace(
+        "T.gemm(A_s, B_s, C_f, transpose_B=True)",
+        "T.gemm(A_s, B_s, C_f, transpose_B=True, clear_accum=True)")
+    ir = planned(text)
+    assert "warp-specialized" in ir and "T.Select(ko_1 > 0, 1, 0)" in ir
+    assert "T.Select(tile_i" not in ir
+
+
 def test_other_targets_plan_simt_and_say_so():
     assert "SIMT: the target is not CUDA; the warp-specialized form (TMA, wgmma) needs sm_90a" \
         in planned(GEMM, arch="")
