@@ -2,6 +2,9 @@
 #include <tessel/ir/stmt.h>
 #include <tvm/ffi/error.h>
 
+#include <utility>
+#include <vector>
+
 namespace tessel {
 namespace ir {
 namespace {
@@ -20,6 +23,41 @@ void CheckBool(const char* node, const PrimExpr& cond) {
 }
 
 }  // namespace
+
+void detail::ReleaseIteratively(ObjectRef child) noexcept {
+  thread_local std::vector<ObjectRef>* pending = nullptr;
+  if (child.use_count() != 1) return;
+  if (pending != nullptr) {
+    pending->push_back(std::move(child));
+    return;
+  }
+  std::vector<ObjectRef> worklist;
+  pending = &worklist;
+  child = ObjectRef();
+  while (!worklist.empty()) {
+    ObjectRef next = std::move(worklist.back());
+    worklist.pop_back();
+  }
+  pending = nullptr;
+}
+
+LetStmtNode::~LetStmtNode() { detail::ReleaseIteratively(std::move(body)); }
+AttrStmtNode::~AttrStmtNode() { detail::ReleaseIteratively(std::move(body)); }
+AssertStmtNode::~AssertStmtNode() { detail::ReleaseIteratively(std::move(body)); }
+AllocateNode::~AllocateNode() { detail::ReleaseIteratively(std::move(body)); }
+DeclBufferNode::~DeclBufferNode() { detail::ReleaseIteratively(std::move(body)); }
+ForNode::~ForNode() { detail::ReleaseIteratively(std::move(body)); }
+WhileNode::~WhileNode() { detail::ReleaseIteratively(std::move(body)); }
+IfThenElseNode::~IfThenElseNode() {
+  detail::ReleaseIteratively(std::move(then_case));
+  if (else_case.has_value()) detail::ReleaseIteratively(std::move(else_case).value());
+}
+SeqStmtNode::~SeqStmtNode() { detail::ReleaseIteratively(std::move(seq)); }
+BlockNode::~BlockNode() {
+  detail::ReleaseIteratively(std::move(body));
+  if (init.has_value()) detail::ReleaseIteratively(std::move(init).value());
+}
+BlockRealizeNode::~BlockRealizeNode() { detail::ReleaseIteratively(std::move(block)); }
 
 LetStmt::LetStmt(Var var, PrimExpr value, Stmt body) {
   if (!var.defined()) TVM_FFI_THROW(ValueError) << "LetStmt: var is undefined";

@@ -126,19 +126,7 @@ def test_expr_chains_destroyed_when_last_reference_drops():
     assert "OK" in run_walk(code)
 
 
-@pytest.mark.parametrize(
-    "shape",
-    [
-        "deep_stmt",
-        pytest.param(
-            "deep_if",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="crashes: destruction of an IfThenElse/SeqStmt chain recurses, issue 17",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("shape", ["deep_stmt", "deep_if"])
 def test_stmt_chain_destroyed_when_last_reference_drops(shape):
     out = run_walk(f"s = {shape}()\ndel s\nimport gc; gc.collect()")
     assert "OK" in out

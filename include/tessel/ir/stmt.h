@@ -43,6 +43,15 @@ class Stmt : public ObjectRef {
   TVM_FFI_DEFINE_OBJECT_REF_METHODS_NULLABLE(Stmt, ObjectRef, StmtNode);
 };
 
+namespace detail {
+// Drops `child`, a statement's field, from the statement's destructor. A destructor that dropped
+// its children itself would recurse once per level of nesting, so dropping the last reference to a
+// chain 100,000 statements deep would overflow the stack: instead the outermost release on a
+// thread drains a worklist to which the nested destructors hand their children. A child shared
+// with other owners is dropped at once (it cannot be destroyed here).
+void ReleaseIteratively(ObjectRef child) noexcept;
+}  // namespace detail
+
 // `stmt` with its span set to `span`: edited in place when the handle holds the only reference to
 // the node (a node just built), otherwise a shallow copy. An undefined stmt stays undefined.
 Stmt WithSpan(Stmt stmt, Optional<Span> span);
@@ -55,6 +64,7 @@ class LetStmtNode : public StmtNode {
   Var var;
   PrimExpr value;
   Stmt body;
+  ~LetStmtNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.LetStmt", LetStmtNode, StmtNode);
 };
 class LetStmt : public Stmt {
@@ -70,6 +80,7 @@ class AttrStmtNode : public StmtNode {
   String attr_key;
   PrimExpr value;
   Stmt body;
+  ~AttrStmtNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.AttrStmt", AttrStmtNode, StmtNode);
 };
 class AttrStmt : public Stmt {
@@ -83,6 +94,7 @@ class AssertStmtNode : public StmtNode {
   PrimExpr condition;
   PrimExpr message;
   Stmt body;
+  ~AssertStmtNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.AssertStmt", AssertStmtNode, StmtNode);
 };
 class AssertStmt : public Stmt {
@@ -113,6 +125,7 @@ class AllocateNode : public StmtNode {
   PrimExpr condition;
   Stmt body;
   Map<String, Any> annotations;
+  ~AllocateNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.Allocate", AllocateNode, StmtNode);
 };
 class Allocate : public Stmt {
@@ -126,6 +139,7 @@ class DeclBufferNode : public StmtNode {
  public:
   Buffer buffer;
   Stmt body;
+  ~DeclBufferNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.DeclBuffer", DeclBufferNode, StmtNode);
 };
 class DeclBuffer : public Stmt {
@@ -153,6 +167,7 @@ class ForNode : public StmtNode {
   Stmt body;
   String thread_tag;
   Map<String, Any> annotations;
+  ~ForNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.For", ForNode, StmtNode);
 };
 class For : public Stmt {
@@ -168,6 +183,7 @@ class WhileNode : public StmtNode {
  public:
   PrimExpr condition;
   Stmt body;
+  ~WhileNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.While", WhileNode, StmtNode);
 };
 class While : public Stmt {
@@ -181,6 +197,7 @@ class IfThenElseNode : public StmtNode {
   PrimExpr condition;
   Stmt then_case;
   Optional<Stmt> else_case;
+  ~IfThenElseNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.IfThenElse", IfThenElseNode, StmtNode);
 };
 class IfThenElse : public Stmt {
@@ -192,6 +209,7 @@ class IfThenElse : public Stmt {
 class SeqStmtNode : public StmtNode {
  public:
   Array<Stmt> seq;
+  ~SeqStmtNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.SeqStmt", SeqStmtNode, StmtNode);
 };
 class SeqStmt : public Stmt {
@@ -278,6 +296,7 @@ class BlockNode : public StmtNode {
   Optional<Stmt> init;
   Stmt body;
   Map<String, Any> annotations;
+  ~BlockNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.Block", BlockNode, StmtNode);
 };
 class Block : public Stmt {
@@ -294,6 +313,7 @@ class BlockRealizeNode : public StmtNode {
   Array<PrimExpr> iter_values;
   PrimExpr predicate;
   Block block{tvm::ffi::UnsafeInit{}};
+  ~BlockRealizeNode();
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("tessel.ir.BlockRealize", BlockRealizeNode, StmtNode);
 };
 class BlockRealize : public Stmt {
