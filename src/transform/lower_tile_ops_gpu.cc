@@ -135,14 +135,9 @@ class Simt : public TileLowering {
              " is spread over the threads; index it inside T.Parallel over its shape, by the loop "
              "variables themselves, or through tile operations");
     }
-    PrimExpr e = Int32(0);
-    for (size_t d = 0; d < idx.size(); ++d) {
-      e = add(mul(e, Int32(f.shape[d])), cast(DataType::Int(32), idx[d]));
-    }
-    return e;
+    return tile_lowering::Flat(f.shape, idx);
   }
 
-  // The logical indices of element e of a tile of this constant shape (row-major).
   std::vector<int64_t> ConstShape(const Array<PrimExpr>& extents, const std::string& what) {
     std::vector<int64_t> out;
     for (const PrimExpr& e : extents) {
@@ -926,7 +921,6 @@ class Simt : public TileLowering {
     return s;
   }
 
-  // The Allocate or DeclBuffer `w` around `body` instead of its own.
   bool in_kernel_ = false;
   bool in_parallel_ = false;  // lowering the body of a T.Parallel for one element
   int64_t threads_ = 1;

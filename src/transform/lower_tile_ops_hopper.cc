@@ -236,11 +236,7 @@ class Hopper : public TileLowering {
              " is a wgmma accumulator spread over the warpgroups; index it inside T.Parallel over "
              "its shape, by the loop variables themselves, or through tile operations");
     }
-    PrimExpr e = Int32(0);
-    for (size_t d = 0; d < idx.size(); ++d) {
-      e = add(mul(e, Int32(f.shape[d])), cast(DataType::Int(32), idx[d]));
-    }
-    return e;
+    return tile_lowering::Flat(f.shape, idx);
   }
 
   void MakeRings() {

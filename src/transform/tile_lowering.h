@@ -73,6 +73,15 @@ inline Array<PrimExpr> Unflat(const PrimExpr& e, const std::vector<int64_t>& sha
   return Array<PrimExpr>(out.begin(), out.end());
 }
 
+// The row-major flat index of `idx` in a tile of this constant shape (the inverse of Unflat).
+inline PrimExpr Flat(const std::vector<int64_t>& shape, const Array<PrimExpr>& idx) {
+  PrimExpr e = Int32(0);
+  for (size_t d = 0; d < idx.size(); ++d) {
+    e = add(mul(e, Int32(shape[d])), cast(DataType::Int(32), idx[d]));
+  }
+  return e;
+}
+
 inline const CallNode* TileCall(const Stmt& s) {
   const auto* ev = s.as<EvaluateNode>();
   const auto* call = ev ? ev->value.as<CallNode>() : nullptr;
