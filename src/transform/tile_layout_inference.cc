@@ -94,15 +94,12 @@ class Planner {
 
  private:
   void CollectUses() {
-    std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
-      PostOrderVisit(s, [&](const ObjectRef& n) {
-        const auto* ev = n.as<EvaluateNode>();
-        if (const CallNode* call = ev ? TileCall(GetRef<Stmt>(ev)) : nullptr) {
-          uses_.push_back(Use{call, ev->span});
-        }
-      });
-    };
-    walk(body_);
+    PostOrderVisit(body_, [&](const ObjectRef& n) {
+      const auto* ev = n.as<EvaluateNode>();
+      if (const CallNode* call = ev ? TileCall(GetRef<Stmt>(ev)) : nullptr) {
+        uses_.push_back(Use{call, ev->span});
+      }
+    });
   }
 
   void PlanSimt() {

@@ -92,8 +92,9 @@ TileKernelPlan PlanTileKernel(const ir::ForNode* kernel, const std::string& arch
 // layout text).
 tvm::ffi::Map<tvm::ffi::String, tvm::ffi::Any> DescribePlan(const TileKernelPlan& plan);
 
-// Where the wgmma accumulator of `n` columns over `warpgroups` warpgroups keeps register `local`
-// of consumer thread `thread`: its logical (row, column).
+// The logical (row, column) of register `local` of consumer thread `thread` in the wgmma
+// accumulator distributed over warpgroups (warpgroup thread / 128 holds rows 64w .. 64w + 63); the
+// same for every column count N.
 ir::Array<ir::PrimExpr> WgmmaElement(const ir::PrimExpr& thread, const ir::PrimExpr& local);
 
 // The warp-specialized lowering of `kernel` by `plan` (src/transform/lower_tile_ops_hopper.cc).
