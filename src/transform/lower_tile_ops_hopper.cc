@@ -102,6 +102,11 @@ class Hopper : public TileLowering {
       tile.push_back(ConsumerLoop());
       for (const Stmt& s : post) tile.push_back(VisitStmt(s));
       consumer.push_back(persistent_ ? TileWalk(Seq(tile), {}, tile_i_) : Seq(tile));
+      if (stored_) {
+        // The last stores must have read the staging tile before the block's shared memory goes.
+        consumer.push_back(IfThenElse(EQ(floormod(tx_, Int32(128)), Int32(0)),
+                                      Intrin("ptx_tma_store_wait_group", {Int32(0)})));
+      }
     }
     std::vector<Stmt> producer;
     if (plan_.threads == 256) producer.push_back(Intrin("ptx_setmaxnreg_dec", {Int32(40)}));
@@ -138,6 +143,12 @@ class Hopper : public TileLowering {
                  "threadIdx.x");
     s = Allocate(bars_->data, bars_->dtype, bars_->shape, MakeConst(DataType::Bool(), 1),
                  DeclBuffer(bars_, s));
+    if (staging_.defined()) {
+      Map<String, Any> ann;
+      ann.Set("tessel.swizzle_bytes", 128);
+      s = Allocate(staging_->data, staging_->dtype, staging_->shape, MakeConst(DataType::Bool(), 1),
+                   DeclBuffer(staging_, s), ann);
+    }
     for (auto& [data, r] : rings_) {
       Map<String, Any> ann;
       ann.Set("tessel.swizzle_bytes", r.swizzle);
@@ -463,6 +474,9 @@ class Hopper : public TileLowering {
       });
     }
     if (!fs) Fail(call, "a copy between memory tiles in the consumers (not planned)");
+    if (fs->wgmma && !plan_.stores.empty() && plan_.stores[0].call == call) {
+      return StoreByTma(*fs, dst, call);
+    }
     if (fs->wgmma) {
       return Own(*fs, [&](const Var& r, const Array<PrimExpr>& at) {
         return Store(dst.buffer, Add(dst.starts, at), cast(t, BufferLoad(fs->local, {r})));
@@ -473,6 +487,51 @@ class Hopper : public TileLowering {
       Array<PrimExpr> at = Unflat(e, fs->shape);
       return Store(dst.buffer, Add(dst.starts, at), cast(t, BufferLoad(fs->local, {e})));
     });
+  }
+
+  // The accumulator into the tensor through the staging tile: each warpgroup writes its 64 rows,
+  // cast, as 64 x 64 boxes (logically indexed; SwizzleLayout stores them with the 128-byte
+  // swizzle the TMA map reads), and its first thread stores the boxes. The staging tile is reused
+  // by the next tile of a persistent walk only after those stores have read it.
+  Stmt StoreByTma(const Frag& f, const TileRegion& dst, const CallNode* call) {
+    DataType t = dst.buffer->dtype;
+    int64_t n = f.shape[1], boxes = n / 64;
+    if (!staging_.defined()) {
+      staging_ = MakeBuffer("C_stage", t, {Int32(plan_.threads / 128 * 64 * n)}, "shared.dyn");
+    }
+    PrimExpr w = floordiv(tx_, Int32(128));
+    PrimExpr first = EQ(floormod(tx_, Int32(128)), Int32(0));
+    Stmt sync = Intrin("ptx_named_barrier_sync", {add(w, Int32(1)), Int32(128)});
+    Stmt fill = Own(f, [&](const Var& r, const Array<PrimExpr>& at) {
+      PrimExpr row = floormod(at[0], Int32(64)), col = at[1];
+      PrimExpr flat = add(add(mul(add(mul(w, Int32(boxes)), floordiv(col, Int32(64))), Int32(4096)),
+                              mul(row, Int32(64))),
+                          floormod(col, Int32(64)));
+      return BufferStore(staging_, cast(t, BufferLoad(f.local, {r})), {flat});
+    });
+    Array<PrimExpr> desc{StringImm(t.str()), Int32(128), PrimExpr(dst.buffer->data)};
+    for (const PrimExpr& d : dst.buffer->shape) desc.push_back(d);
+    desc.push_back(dst.buffer->shape[1]);
+    desc.push_back(MakeConst(dst.buffer->shape[1].dtype(), 1));
+    desc.push_back(Int32(64));
+    desc.push_back(Int32(64));
+    PrimExpr map = Call(DataType::Handle(), Op::Get("tma_descriptor"), desc);
+    std::vector<Stmt> issue;
+    for (int64_t b = 0; b < boxes; ++b) {
+      PrimExpr r0 = add(dst.starts[0], cast(dst.starts[0].dtype(), mul(w, Int32(64))));
+      PrimExpr c0 = add(dst.starts[1], MakeConst(dst.starts[1].dtype(), b * 64));
+      issue.push_back(
+          Intrin("ptx_tma_store",
+                 {map,
+                  AddressOf(staging_,
+                            add(mul(add(mul(w, Int32(boxes)), Int32(b)), Int32(4096)), Int32(0))),
+                  r0, c0}));
+    }
+    issue.push_back(Intrin("ptx_tma_store_commit_group", {}));
+    stored_ = true;
+    return SeqStmt::Flatten(
+        Array<Stmt>{IfThenElse(first, Intrin("ptx_tma_store_wait_group", {Int32(0)})), sync, fill,
+                    Intrin("ptx_fence_proxy_async", {}), sync, IfThenElse(first, Seq(issue))});
   }
 
   // Element e = k * consumers + tx of [0, size) for each k: the consumers' round-robin share.
@@ -589,6 +648,8 @@ class Hopper : public TileLowering {
   std::vector<const ForNode*> blocks_;
   PrimExpr gx_, gy_, grid_;
   Var bid_, tile_i_;
+  Buffer staging_;  // the TMA store's staging tile, once a T.copy needs it
+  bool stored_ = false;
   int64_t consumers_ = 0;
   Var tx_;
   std::unordered_map<const VarNode*, Frag> frags_;
@@ -605,19 +666,14 @@ Stmt LowerTileKernelHopper(const ForNode* kernel, const TileKernelPlan& plan,
 
 PrimExpr TmaDescribable(const TileKernelPlan& plan) {
   PrimExpr ok = MakeConst(DataType::Bool(), 1);
-  for (const TmaCopy& c : plan.copies) {
-    const Buffer& t = c.src.buffer;
+  auto describable = [&](const Buffer& t) {
     for (const PrimExpr& d : t->shape) ok = And(ok, GT(d, MakeConst(d.dtype(), 0)));
     int64_t per16 = 16 / t->dtype.bytes();
-    if (t->strides.empty()) {
-      PrimExpr inner = t->shape[1];
-      ok = And(ok,
-               EQ(floormod(inner, MakeConst(inner.dtype(), per16)), MakeConst(inner.dtype(), 0)));
-    } else {
-      PrimExpr st = t->strides[0];
-      ok = And(ok, EQ(floormod(st, MakeConst(st.dtype(), per16)), MakeConst(st.dtype(), 0)));
-    }
-  }
+    PrimExpr row = t->strides.empty() ? t->shape[1] : t->strides[0];
+    ok = And(ok, EQ(floormod(row, MakeConst(row.dtype(), per16)), MakeConst(row.dtype(), 0)));
+  };
+  for (const TmaCopy& c : plan.copies) describable(c.src.buffer);
+  for (const TmaStore& st : plan.stores) describable(st.dst.buffer);
   return ok;
 }
 

@@ -236,9 +236,32 @@ class Planner {
     }
     bad = Propagate();
     if (!bad.empty()) return bad;
+    PlanStore(bytes);
     for (const Buffer& t : tiles_) Choice(t);  // the rest: replicated
     plan_.warp_specialized = true;
     return "";
+  }
+
+  // The first T.copy of a wgmma fragment into a tensor goes through TMA stores when its tensor is
+  // a compact 2-D float16 / bfloat16 one, the fragment has a multiple of 64 columns and the
+  // staging tile fits in shared memory; the others are stored by each thread from its registers.
+  void PlanStore(int64_t ring_bytes) {
+    for (const Use& u : uses_) {
+      if ((*u.call->op.as<Op>())->name != "tile_copy") continue;
+      auto src = AsTileRegion(u.call->args[0]), dst = AsTileRegion(u.call->args[1]);
+      if (!src || !dst || !IsFragment(src->buffer) || IsTile(dst->buffer)) continue;
+      const TileLayoutChoice* c = plan_.Find(src->buffer);
+      DataType t = dst->buffer->dtype;
+      if (!c || c->kind != TileLayoutKind::kWgmma || c->n % 64 != 0 || t.bits() != 16 ||
+          t.lanes() != 1 || !(t.is_float() || t.is_bfloat()) || dst->buffer->shape.size() != 2 ||
+          !dst->buffer->strides.empty() || ConstOf(dst->buffer->elem_offset) != 0) {
+        continue;
+      }
+      int64_t staging = (plan_.threads / 128) * 64 * c->n * t.bytes();
+      if (ring_bytes + staging > kMaxSharedBytes) return;
+      plan_.stores.push_back(TmaStore{u.call, src->buffer, *dst});
+      return;
+    }
   }
 
   Optional<Span> SpanOf(const CallNode* call) const {

@@ -54,6 +54,14 @@ struct TmaCopy {
   ir::Buffer dst;
 };
 
+// A T.copy of a wgmma accumulator fragment into a tensor, done through a swizzled shared staging
+// tile and TMA stores (64 x 64 boxes).
+struct TmaStore {
+  const ir::CallNode* call = nullptr;
+  ir::Buffer frag;
+  ir::TileRegion dst;
+};
+
 // A T.gemm run as wgmma: A (m x k) and B (n x k, transpose_B) K-major shared tiles, C a fragment.
 struct WgmmaGemm {
   const ir::CallNode* call = nullptr;
@@ -72,6 +80,7 @@ struct TileKernelPlan {
   int64_t stages = 0;
   std::vector<TmaCopy> copies;
   std::vector<WgmmaGemm> gemms;
+  std::vector<TmaStore> stores;  // at most one
 
   const TileLayoutChoice* Find(const ir::Buffer& b) const;
 };

@@ -114,6 +114,8 @@ def test_the_examples_compile_to_tma_and_wgmma_for_sm_90a(text):
     assert "__launch_bounds__(384)" in fast and "__launch_bounds__(256)" in slow
     assert fast.count("tsl_tma_load_2d(") == 2 and fast.count("tsl_wgmma_m64n256k16_f16_00(") == 4
     assert "tsl_setmaxnreg_dec<40>" in fast and "tsl_mbarrier_wait" in fast
+    # The epilogue: 64 x 64 boxes of the swizzled staging tile, stored by TMA.
+    assert fast.count("tsl_tma_store_2d(") == 4
     assert "wgmma" not in slow and "tma" not in slow
     # One dynamic shared memory symbol per alignment: a shared one took the 16-byte alignment of
     # the fallback and misaligned the TMA ring on the H200.
@@ -133,7 +135,8 @@ needs_gpu = pytest.mark.skipif(_cuda_torch() is None,
 @pytest.mark.parametrize("m,n,k", [(128, 256, 64), (4096, 4096, 4096), (200, 300, 72),
                                    (1, 1, 8), (1000, 520, 1000), (300, 200, 100), (64, 96, 0)])
 def test_the_tile_gemm_matches_torch_on_the_gpu(dtype, m, n, k):
-    # K = 100 (rows of 200 bytes) and K = 0 take the SIMT fallback; the others the TMA pipeline.
+    # K = 100 (rows of 200 bytes), N = 300 (C's rows of 600 bytes) and K = 0 take the SIMT
+    # fallback; the others the TMA pipeline.
     torch = _cuda_torch()
     t = getattr(torch, dtype)
     a = torch.randn(m, k, device="cuda").to(t)
