@@ -33,6 +33,7 @@ TESSEL_REGISTER_OP("ptx_wgmma_commit_group").NumInputs(0).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_wgmma_wait_group").NumInputs(1).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_wgmma_desc").NumInputs(4);
 TESSEL_REGISTER_OP("ptx_wgmma_mma_async").NumInputs(8).Effect(K::kOpaque);
+TESSEL_REGISTER_OP("ptx_wgmma_mma_async_rs").NumInputs(7).Effect(K::kOpaque);
 // ptx_ldmatrix is TVM's op, registered with the other builtins (builtin_ops.cc).
 TESSEL_REGISTER_OP("ptx_stmatrix").NumInputs(6).Effect(K::kOpaque);
 // Pure: the descriptor is a function of its operands, evaluated once per launch on the host.
@@ -219,12 +220,17 @@ std::string CheckHopperCall(const CallNode* op) {
     return first({Pointer(op, 0, "the shared-memory matrix"),
                   Constant(op, 3, "the swizzle", {0, 32, 64, 128}, "0, 32, 64 or 128 bytes")});
   }
-  if (name == "ptx_wgmma_mma_async") {
+  if (name == "ptx_wgmma_mma_async" || name == "ptx_wgmma_mma_async_rs") {
     std::string shape, dtype;
-    e = first({Pointer(op, 0, "the accumulator"), StringOf(op, 4, "the shape", &shape),
-               StringOf(op, 5, "the input dtype", &dtype),
-               Constant(op, 6, "trans_a", {0, 1}, "0 or 1"),
-               Constant(op, 7, "trans_b", {0, 1}, "0 or 1")});
+    bool rs = name == "ptx_wgmma_mma_async_rs";
+    e = rs ? first({Pointer(op, 0, "the accumulator"), Pointer(op, 1, "the A registers"),
+                    StringOf(op, 4, "the shape", &shape),
+                    StringOf(op, 5, "the input dtype", &dtype),
+                    Constant(op, 6, "trans_b", {0, 1}, "0 or 1")})
+           : first({Pointer(op, 0, "the accumulator"), StringOf(op, 4, "the shape", &shape),
+                    StringOf(op, 5, "the input dtype", &dtype),
+                    Constant(op, 6, "trans_a", {0, 1}, "0 or 1"),
+                    Constant(op, 7, "trans_b", {0, 1}, "0 or 1")});
     if (!e.empty()) return e;
     int64_t n = WgmmaN(shape);
     if (n == 0) {

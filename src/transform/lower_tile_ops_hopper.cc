@@ -90,7 +90,7 @@ class Hopper : public TileLowering {
         (after ? post : pre).push_back(s);
       }
     }
-    Persistence(blocks);
+    if (!plan_.fused) Persistence(blocks);
     std::vector<Stmt> consumer;
     if (plan_.threads == 256) consumer.push_back(Intrin("ptx_setmaxnreg_inc", {Int32(232)}));
     {
@@ -118,6 +118,7 @@ class Hopper : public TileLowering {
       }
       tile_i_ = Var("tile_i");
       Stmt loads = ProducerLoop(persistent_ ? own : VarMap{});
+      if (!plan_.preloads.empty()) loads = SeqStmt::Flatten(Array<Stmt>{Preloads(), loads});
       producer.push_back(IfThenElse(EQ(tx_, Int32(consumers_)),
                                     persistent_ ? TileWalk(loads, own, tile_i_) : loads));
     }
@@ -128,6 +129,7 @@ class Hopper : public TileLowering {
       init.push_back(Intrin("ptx_mbarrier_init",
                             {AddressOf(bars_, Int32(plan_.stages + s)), Int32(consumers_ / 32)}));
     }
+    init.push_back(Intrin("ptx_mbarrier_init", {PreloadBar(), Int32(1)}));
     init.push_back(Intrin("ptx_fence_mbarrier_init", {}));
     Stmt threads_body = SeqStmt::Flatten(Array<Stmt>{
         IfThenElse(EQ(tx_, Int32(0)), Seq(init)),
@@ -207,10 +209,15 @@ class Hopper : public TileLowering {
     std::vector<int64_t> shape;
     int64_t size = 0;
     bool wgmma = false;
+    bool rows = false;  // kWgmmaRows: register h is row WgmmaRow(tx, h)
   };
+  // The stages of a TMA-copied tile: `stages` copies of stage_elems elements, each `blocks`
+  // column blocks of rows x block_cols.
   struct Ring {
     Buffer ring;
     int64_t stage_elems = 0, tile_bytes = 0, swizzle = 0;
+    int64_t rows = 0, block_cols = 0, blocks = 1;
+    bool preload = false;  // loaded once, before the loop (one stage)
   };
 
   [[noreturn]] void FailAt(const std::string& what) const {
@@ -231,7 +238,8 @@ class Hopper : public TileLowering {
       f.size *= f.shape.back();
     }
     f.wgmma = c.kind == TileLayoutKind::kWgmma;
-    int64_t regs = f.wgmma ? c.n / 2 : f.size;
+    f.rows = c.kind == TileLayoutKind::kWgmmaRows;
+    int64_t regs = f.wgmma ? c.n / 2 : f.rows ? 2 : f.size;
     f.local = MakeBuffer(std::string(b->name) + "_local", b->dtype, {Int32(regs)}, "local");
     frags_[b->data.get()] = f;
   }
@@ -242,7 +250,7 @@ class Hopper : public TileLowering {
   }
 
   PrimExpr Flat(const Frag& f, const Array<PrimExpr>& idx) {
-    if (f.wgmma) {
+    if (f.wgmma || f.rows) {
       FailAt("fragment " + std::string(f.logical->name) +
              " is a wgmma accumulator spread over the warpgroups; index it inside T.Parallel over "
              "its shape, by the loop variables themselves, or through tile operations");
@@ -251,19 +259,63 @@ class Hopper : public TileLowering {
   }
 
   void MakeRings() {
-    for (const TmaCopy& c : plan_.copies) {
-      Ring r;
-      int64_t elems = 1;
-      for (const PrimExpr& e : c.dst->shape) elems *= ConstOf(e);
-      int64_t bytes = c.dst->dtype.bytes();
-      r.tile_bytes = elems * bytes;
-      r.stage_elems = (r.tile_bytes + 1023) / 1024 * 1024 / bytes;
-      r.swizzle = plan_.Find(c.dst)->swizzle_bytes;
-      r.ring = MakeBuffer(std::string(c.dst->name) + "_ring", c.dst->dtype,
-                          {Int32(r.stage_elems * plan_.stages)}, "shared.dyn");
-      rings_.emplace_back(c.dst->data.get(), r);
+    for (const std::vector<TmaCopy>* copies : {&plan_.copies, &plan_.preloads}) {
+      for (const TmaCopy& c : *copies) {
+        Ring r;
+        r.preload = copies == &plan_.preloads;
+        r.rows = c.rows;
+        r.block_cols = c.block_cols;
+        r.blocks = c.blocks;
+        int64_t bytes = c.dst->dtype.bytes();
+        r.tile_bytes = c.rows * c.block_cols * c.blocks * bytes;
+        r.stage_elems = (r.tile_bytes + 1023) / 1024 * 1024 / bytes;
+        r.swizzle = plan_.Find(c.dst)->swizzle_bytes;
+        r.ring =
+            MakeBuffer(std::string(c.dst->name) + (r.preload ? "_tile" : "_ring"), c.dst->dtype,
+                       {Int32(r.stage_elems * (r.preload ? 1 : plan_.stages))}, "shared.dyn");
+        rings_.emplace_back(c.dst->data.get(), r);
+      }
     }
-    bars_ = MakeBuffer("tile_bars", DataType::UInt(64), {Int32(2 * plan_.stages)}, "shared");
+    // Full and empty barriers per stage, then one for the preloaded tiles.
+    bars_ = MakeBuffer("tile_bars", DataType::UInt(64), {Int32(2 * plan_.stages + 1)}, "shared");
+  }
+
+  PrimExpr PreloadBar() const { return AddressOf(bars_, Int32(2 * plan_.stages)); }
+
+  // The TMA loads of copy `c` into stage `stage_at` (an element offset) of its ring, block by
+  // block, coordinates through `to_ko`.
+  std::vector<Stmt> TmaLoads(const TmaCopy& c, const PrimExpr& stage_at, const PrimExpr& bar,
+                             const VarMap& to_ko) {
+    const Ring& r = RingOf(c.dst);
+    const Buffer& t = c.src.buffer;
+    size_t rank = t->shape.size();
+    Array<PrimExpr> desc{StringImm(t->dtype.str()), Int32(r.swizzle), PrimExpr(t->data)};
+    for (const PrimExpr& d : t->shape) desc.push_back(d);
+    if (t->strides.empty()) {
+      // Compact: the stride of each dimension is the product of the ones inside it.
+      std::vector<PrimExpr> strides(rank);
+      strides[rank - 1] = MakeConst(t->shape[rank - 1].dtype(), 1);
+      for (size_t d = rank - 1; d-- > 0;) strides[d] = mul(strides[d + 1], t->shape[d + 1]);
+      for (const PrimExpr& st : strides) desc.push_back(st);
+    } else {
+      for (const PrimExpr& st : t->strides) desc.push_back(st);
+    }
+    for (size_t d = 0; d + 2 < rank; ++d) desc.push_back(Int32(1));
+    desc.push_back(Int32(r.rows));
+    desc.push_back(Int32(r.block_cols));
+    PrimExpr map = Call(DataType::Handle(), Op::Get("tma_descriptor"), desc);
+    std::vector<Stmt> out;
+    for (int64_t b = 0; b < r.blocks; ++b) {
+      Array<PrimExpr> args{AddressOf(r.ring, add(stage_at, Int32(b * r.rows * r.block_cols))), map,
+                           bar};
+      for (size_t d = 0; d < rank; ++d) {
+        PrimExpr st = Substitute(c.src.starts[d], to_ko);
+        if (d + 1 == rank && b > 0) st = add(st, MakeConst(st.dtype(), b * r.block_cols));
+        args.push_back(st);
+      }
+      out.push_back(Intrin("ptx_tma_load", args));
+    }
+    return out;
   }
 
   const Ring& RingOf(const Buffer& b) const {
@@ -343,34 +395,75 @@ class Hopper : public TileLowering {
     Var ko(tvm::ffi::make_object<VarNode>(*loop->loop_var.get()));
     to_ko[loop->loop_var.get()] = ko;
     PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
-    int64_t bytes = 0;
-    for (const auto& [data, r] : rings_) bytes += r.tile_bytes;
     std::vector<Stmt> body;
     body.push_back(Intrin("ptx_mbarrier_wait", {AddressOf(bars_, add(s, Int32(plan_.stages))),
                                                 bitwise_xor(phase, Int32(1))}));
+    int64_t bytes = 0;
+    for (const auto& [data, r] : rings_) bytes += r.preload ? 0 : r.tile_bytes;
     body.push_back(Intrin("ptx_mbarrier_arrive_expect_tx", {AddressOf(bars_, s), Int32(bytes)}));
     for (const TmaCopy& c : plan_.copies) {
-      const Ring& r = RingOf(c.dst);
-      const Buffer& t = c.src.buffer;
-      Array<PrimExpr> desc{StringImm(t->dtype.str()), Int32(r.swizzle), PrimExpr(t->data)};
-      for (const PrimExpr& d : t->shape) desc.push_back(d);
-      if (t->strides.empty()) {
-        desc.push_back(t->shape[1]);
-        desc.push_back(MakeConst(t->shape[1].dtype(), 1));
-      } else {
-        for (const PrimExpr& st : t->strides) desc.push_back(st);
+      for (Stmt& l :
+           TmaLoads(c, mul(s, Int32(RingOf(c.dst).stage_elems)), AddressOf(bars_, s), to_ko)) {
+        body.push_back(l);
       }
-      for (const PrimExpr& e : c.dst->shape) desc.push_back(e);
-      PrimExpr map = Call(DataType::Handle(), Op::Get("tma_descriptor"), desc);
-      Array<PrimExpr> args{AddressOf(r.ring, mul(s, Int32(r.stage_elems))), map,
-                           AddressOf(bars_, s)};
-      for (const PrimExpr& st : c.src.starts) args.push_back(Substitute(st, to_ko));
-      body.push_back(Intrin("ptx_tma_load", args));
     }
     return For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
   }
 
-  Stmt ConsumerLoop() {
+  // The wgmma steps of gemm `g` reading stage `s` of its rings (A from registers when it is a
+  // fragment). clear_accum overwrites C at the first step of every call, as on every target.
+  std::vector<Stmt> WgmmaSteps(const WgmmaGemm& g, const PrimExpr& s) {
+    const Frag* fc = FragOf(g.c);
+    std::string dtype = g.b->dtype.is_bfloat() ? "bf16" : "f16";
+    auto base = [&](const Ring& r) {
+      return r.preload ? PrimExpr(Int32(0)) : mul(s, Int32(r.stage_elems));
+    };
+    auto desc = [&](const Ring& r, const PrimExpr& at, int64_t lbo, int64_t sbo) {
+      return Call(DataType::UInt(64), Op::Get("ptx_wgmma_desc"),
+                  {AddressOf(r.ring, at), Int32(lbo), Int32(sbo), Int32(r.swizzle)});
+    };
+    // A K-major tile (rows x K in column blocks): the 16 columns of step ks from row `row0`.
+    auto k_major = [&](const Ring& r, const PrimExpr& row0, int64_t ks) {
+      int64_t col = ks * 16, blk = col / r.block_cols, within = col % r.block_cols;
+      PrimExpr at = add(add(base(r), Int32(blk * r.rows * r.block_cols + within)),
+                        mul(row0, Int32(r.block_cols)));
+      return desc(r, at, 16, 8 * r.swizzle);
+    };
+    std::vector<Stmt> out;
+    PrimExpr w = floordiv(tx_, Int32(128));
+    for (int64_t ks = 0; ks < g.k / 16; ++ks) {
+      PrimExpr scale = Int32(g.clear && ks == 0 ? 0 : 1);
+      PrimExpr b;
+      const Ring& rb = RingOf(g.b);
+      if (g.b_mn) {
+        // N-major B (K rows of N in 128-byte column blocks): the leading byte offset steps from
+        // one block of 64 columns to the next, the stride offset from 8 rows to the next 8.
+        int64_t bytes = g.b->dtype.bytes();
+        b = desc(rb, add(base(rb), Int32(ks * 16 * rb.block_cols)), rb.rows * rb.block_cols * bytes,
+                 8 * rb.block_cols * bytes);
+      } else {
+        b = k_major(rb, Int32(0), ks);
+      }
+      std::string shape = "m64n" + std::to_string(g.n) + "k16";
+      if (g.a_regs) {
+        const Frag* fa = FragOf(g.a);
+        out.push_back(Intrin("ptx_wgmma_mma_async_rs",
+                             {AddressOf(fc->local, Int32(0)), AddressOf(fa->local, Int32(8 * ks)),
+                              b, scale, StringImm(shape), StringImm(dtype), Int32(g.b_mn)}));
+      } else {
+        PrimExpr a = k_major(RingOf(g.a), mul(w, Int32(64)), ks);
+        out.push_back(Intrin("ptx_wgmma_mma_async",
+                             {AddressOf(fc->local, Int32(0)), a, b, scale, StringImm(shape),
+                              StringImm(dtype), Int32(0), Int32(g.b_mn)}));
+      }
+    }
+    return out;
+  }
+
+  Stmt ConsumerLoop() { return plan_.fused ? FusedConsumerLoop() : PipelinedConsumerLoop(); }
+
+  // Copies and gemms only: every gemm of an iteration in one wgmma group, one group in flight.
+  Stmt PipelinedConsumerLoop() {
     const ForNode* loop = plan_.pipelined;
     Var ko = loop->loop_var;
     PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
@@ -379,31 +472,7 @@ class Hopper : public TileLowering {
     body.push_back(Intrin("ptx_mbarrier_wait", {AddressOf(bars_, s), phase}));
     body.push_back(Intrin("ptx_wgmma_fence", {}));
     for (const WgmmaGemm& g : plan_.gemms) {
-      const Ring& ra = RingOf(g.a);
-      const Ring& rb = RingOf(g.b);
-      const Frag* fc = FragOf(g.c);
-      std::string dtype = g.a->dtype.is_bfloat() ? "bf16" : "f16";
-      for (int64_t ks = 0; ks < g.k / 16; ++ks) {
-        PrimExpr a_at =
-            add(add(mul(s, Int32(ra.stage_elems)), mul(floordiv(tx_, Int32(128)), Int32(64 * g.k))),
-                Int32(ks * 16));
-        PrimExpr b_at = add(mul(s, Int32(rb.stage_elems)), Int32(ks * 16));
-        auto desc = [&](const Ring& r, const PrimExpr& at) {
-          return Call(DataType::UInt(64), Op::Get("ptx_wgmma_desc"),
-                      {AddressOf(r.ring, at), Int32(16), Int32(8 * r.swizzle), Int32(r.swizzle)});
-        };
-        // clear_accum: the first step of each tile's loop overwrites C (the tile's own first
-        // iteration, not the walk's: a persistent block starts every tile afresh).
-        PrimExpr scale = Int32(1);
-        if (g.clear && ks == 0) {
-          PrimExpr first = sub(ko, cast(ko.dtype(), loop->min));
-          scale = Select(GT(first, MakeConst(first.dtype(), 0)), Int32(1), Int32(0));
-        }
-        body.push_back(Intrin("ptx_wgmma_mma_async",
-                              {AddressOf(fc->local, Int32(0)), desc(ra, a_at), desc(rb, b_at),
-                               scale, StringImm("m64n" + std::to_string(g.n) + "k16"),
-                               StringImm(dtype), Int32(0), Int32(0)}));
-      }
+      for (Stmt& st : WgmmaSteps(g, s)) body.push_back(st);
     }
     body.push_back(Intrin("ptx_wgmma_commit_group", {}));
     body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(1)}));
@@ -428,6 +497,49 @@ class Hopper : public TileLowering {
     return WithSpan(SeqStmt::Flatten(Array<Stmt>{main, drain}), loop->span);
   }
 
+  // The fused form: the loop's statements in order on the consumers, each gemm run to
+  // completion (what follows reads its accumulator), the stage released at the iteration's end.
+  Stmt FusedConsumerLoop() {
+    const ForNode* loop = plan_.pipelined;
+    Var ko = loop->loop_var;
+    analyzer_.Bind(ko, Range(loop->min, loop->extent), true);
+    PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
+    PrimExpr lane0 = EQ(floormod(tx_, Int32(32)), Int32(0));
+    std::unordered_map<const CallNode*, const WgmmaGemm*> gemms;
+    for (const WgmmaGemm& g : plan_.gemms) gemms[g.call] = &g;
+    std::unordered_set<const CallNode*> copies;
+    for (const TmaCopy& c : plan_.copies) copies.insert(c.call);
+    std::vector<Stmt> body;
+    body.push_back(Intrin("ptx_mbarrier_wait", {AddressOf(bars_, s), phase}));
+    for (const Stmt& st : FlattenSeq(loop->body)) {
+      const CallNode* call = TileCall(st);
+      if (call && copies.count(call)) continue;  // the producer's
+      if (call && gemms.count(call)) {
+        body.push_back(Intrin("ptx_wgmma_fence", {}));
+        for (Stmt& step : WgmmaSteps(*gemms[call], s)) body.push_back(step);
+        body.push_back(Intrin("ptx_wgmma_commit_group", {}));
+        body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
+        continue;
+      }
+      body.push_back(VisitStmt(st));
+    }
+    body.push_back(IfThenElse(
+        lane0, Intrin("ptx_mbarrier_arrive", {AddressOf(bars_, add(s, Int32(plan_.stages)))})));
+    return WithSpan(For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body)), loop->span);
+  }
+
+  // The producer's loads of the tiles copied before the loop, on their own barrier.
+  Stmt Preloads() {
+    int64_t bytes = 0;
+    std::vector<Stmt> out;
+    for (const TmaCopy& c : plan_.preloads) {
+      bytes += RingOf(c.dst).tile_bytes;
+      for (Stmt& l : TmaLoads(c, Int32(0), PreloadBar(), {})) out.push_back(l);
+    }
+    out.insert(out.begin(), Intrin("ptx_mbarrier_arrive_expect_tx", {PreloadBar(), Int32(bytes)}));
+    return Seq(out);
+  }
+
   // for r in [0, regs): body(r, logical indices of register r of this thread).
   Stmt Own(const Frag& f,
            const std::function<Stmt(const Var& r, const Array<PrimExpr>& at)>& body) {
@@ -437,6 +549,8 @@ class Hopper : public TileLowering {
     Array<PrimExpr> at;
     if (f.wgmma) {
       at = WgmmaElement(tx_, r);
+    } else if (f.rows) {
+      at = {WgmmaRow(tx_, r)};
     } else {
       PrimExpr rest = r;
       std::vector<PrimExpr> idx(f.shape.size());
@@ -457,19 +571,26 @@ class Hopper : public TileLowering {
   }
 
   Stmt Copy(const CallNode* call) override {
+    for (const TmaCopy& c : plan_.preloads) {
+      // The producer loads it; the consumers wait for it here.
+      if (c.call == call) return Intrin("ptx_mbarrier_wait", {PreloadBar(), Int32(0)});
+    }
     TileRegion src = Region(call, 0), dst = Region(call, 1);
-    for (size_t d = 0; d < dst.extents.size(); ++d) {
+    size_t rank = std::min(src.extents.size(), dst.extents.size());
+    src.extents = Squeeze(call, src, rank);
+    dst.extents = Squeeze(call, dst, rank);
+    for (size_t d = 0; d < rank; ++d) {
       SameExtent(call, src.extents[d], dst.extents[d], "tile_copy: extent " + std::to_string(d));
     }
     const Frag* fs = FragOf(src.buffer);
     const Frag* fd = FragOf(dst.buffer);
     DataType t = dst.buffer->dtype;
     if (fd) {
-      if (fs && fs->wgmma != fd->wgmma) {
+      if (fs && (fs->wgmma != fd->wgmma || fs->rows != fd->rows)) {
         Fail(call, "a copy between fragments of two layouts (not planned)");
       }
       return Own(*fd, [&](const Var& r, const Array<PrimExpr>& at) {
-        PrimExpr v = fs ? BufferLoad(fs->local, {r}) : Load(src.buffer, Add(src.starts, at), t);
+        PrimExpr v = fs ? BufferLoad(fs->local, {r}) : Load(src.buffer, SqueezedAt(src, at), t);
         return BufferStore(fd->local, cast(t, v), {r});
       });
     }
@@ -477,15 +598,23 @@ class Hopper : public TileLowering {
     if (fs->wgmma && !plan_.stores.empty() && plan_.stores[0].call == call) {
       return StoreByTma(*fs, dst, call);
     }
+    if (fs->rows) {
+      // One thread of each row's four stores it.
+      return Own(*fs, [&](const Var& r, const Array<PrimExpr>& at) {
+        return IfThenElse(
+            EQ(floormod(tx_, Int32(4)), Int32(0)),
+            Store(dst.buffer, SqueezedAt(dst, at), cast(t, BufferLoad(fs->local, {r}))));
+      });
+    }
     if (fs->wgmma) {
       return Own(*fs, [&](const Var& r, const Array<PrimExpr>& at) {
-        return Store(dst.buffer, Add(dst.starts, at), cast(t, BufferLoad(fs->local, {r})));
+        return Store(dst.buffer, SqueezedAt(dst, at), cast(t, BufferLoad(fs->local, {r})));
       });
     }
     // A replicated fragment: the consumers share the stores.
     return Spread(fs->size, [&](const PrimExpr& e) {
       Array<PrimExpr> at = Unflat(e, fs->shape);
-      return Store(dst.buffer, Add(dst.starts, at), cast(t, BufferLoad(fs->local, {e})));
+      return Store(dst.buffer, SqueezedAt(dst, at), cast(t, BufferLoad(fs->local, {e})));
     });
   }
 
@@ -558,8 +687,51 @@ class Hopper : public TileLowering {
   Stmt Gemm(const CallNode* call) override {
     Fail(call, "a T.gemm outside the T.Pipelined loop (not planned)");
   }
+  // A row reduction of a wgmma accumulator into a row statistic: each thread folds its registers
+  // of each of its two rows, the row's four threads (lanes 4q .. 4q + 3) exchange by shuffles,
+  // and only then the old value joins (clear=False), so that it counts once.
   Stmt Reduce(const CallNode* call) override {
-    Fail(call, "a T.reduce in the warp-specialized form (not planned)");
+    TileRegion src = Region(call, 0), dst = Region(call, 1);
+    const Frag* fs = FragOf(src.buffer);
+    const Frag* fd = FragOf(dst.buffer);
+    std::string kind = call->args[2].as<StringImmNode>()
+                           ? std::string(call->args[2].as<StringImmNode>()->value)
+                           : "";
+    if (!fs || !fd || !fs->wgmma || !fd->rows || ConstOf(call->args[3]) != 1 ||
+        (kind != "sum" && kind != "max" && kind != "min")) {
+      Fail(call,
+           "a T.reduce in the warp-specialized form goes over the columns (dim=1) of a wgmma "
+           "accumulator into a row statistic, by sum, max or min");
+    }
+    bool clear = ConstOf(call->args[4]) == 1;
+    DataType t = fd->logical->dtype;
+    auto combine = [&](const PrimExpr& a, const PrimExpr& b) -> PrimExpr {
+      if (kind == "sum") return add(a, b);
+      return kind == "max" ? max(a, b) : min(a, b);
+    };
+    int64_t regs = ConstOf(fs->local->shape[0]);
+    std::vector<Stmt> out;
+    for (int64_t h = 0; h < 2; ++h) {
+      // Registers 4j + 2h + c hold row h of this thread.
+      PrimExpr v;
+      for (int64_t j = 0; 4 * j < regs; ++j) {
+        for (int64_t c = 0; c < 2; ++c) {
+          PrimExpr x = cast(t, BufferLoad(fs->local, {Int32(4 * j + 2 * h + c)}));
+          v = v.defined() ? combine(v, x) : x;
+        }
+      }
+      Var own("row_own", t), pair("row_pair", t), quad("row_quad", t);
+      auto shfl = [&](const Var& x, int64_t lane) {
+        return combine(x, Call(t, builtin::shfl_xor(), {x, Int32(lane), Int32(32)}));
+      };
+      PrimExpr result = quad;
+      if (!clear) result = combine(BufferLoad(fd->local, {Int32(h)}), quad);
+      out.push_back(LetStmt(
+          own, v,
+          LetStmt(pair, shfl(own, 1),
+                  LetStmt(quad, shfl(pair, 2), BufferStore(fd->local, result, {Int32(h)})))));
+    }
+    return Seq(out);
   }
   Stmt AtomicAdd(const CallNode* call) override {
     Fail(call, "a T.atomic_add in the warp-specialized form (not planned)");
@@ -580,54 +752,61 @@ class Hopper : public TileLowering {
       }
       shape.push_back(ConstOf(l->extent));
     }
-    // The wgmma fragment of this shape the nest walks, if any: each thread then visits its own
-    // registers of it.
+    // The wgmma fragment of this shape the nest walks, if any (or, for a 1-D nest, the row
+    // statistic): each thread then visits its own registers of it.
     const Frag* lead = nullptr;
     PostOrderVisit(body, [&](const ObjectRef& n) {
       Buffer b;
       if (const auto* l = n.as<BufferLoadNode>()) b = l->buffer;
       if (const auto* s = n.as<BufferStoreNode>()) b = s->buffer;
       const Frag* f = b.defined() ? FragOf(b) : nullptr;
-      if (f && f->wgmma && f->shape == shape) lead = f;
+      if (f && (f->wgmma || f->rows) && f->shape == shape && (!lead || f->wgmma)) lead = f;
     });
     auto substitute = [&](const Array<PrimExpr>& at, const Var& r) {
-      // Wgmma fragments indexed by the loop variables are this thread's register r.
+      // Fragments of the lead's layout indexed by the loop variables are this thread's register
+      // r; in a wgmma nest, a row statistic indexed by the first is its register of r's row.
       class Mine : public StmtExprMutator {
        public:
-        Mine(Hopper* h, const std::vector<const ForNode*>& loops, Var r)
-            : h_(h), loops_(loops), r_(std::move(r)) {}
+        Mine(Hopper* h, const std::vector<const ForNode*>& loops, Var r, bool wgmma)
+            : h_(h), loops_(loops), r_(std::move(r)), wgmma_(wgmma) {}
         using StmtExprMutator::VisitExpr_;
         using StmtExprMutator::VisitStmt_;
         PrimExpr VisitExpr_(const BufferLoadNode* op) override {
-          if (const Frag* f = Own(op->buffer, op->indices)) return BufferLoad(f->local, {r_});
+          const Frag* f = h_->FragOf(op->buffer);
+          if (f && (f->wgmma || f->rows)) return BufferLoad(f->local, {Register(*f, op->indices)});
           return StmtExprMutator::VisitExpr_(op);
         }
         Stmt VisitStmt_(const BufferStoreNode* op) override {
-          if (const Frag* f = Own(op->buffer, op->indices)) {
-            return BufferStore(f->local, VisitExpr(op->value), {r_});
+          const Frag* f = h_->FragOf(op->buffer);
+          if (f && (f->wgmma || f->rows)) {
+            return BufferStore(f->local, VisitExpr(op->value), {Register(*f, op->indices)});
           }
           return StmtExprMutator::VisitStmt_(op);
         }
 
        private:
-        const Frag* Own(const Buffer& b, const Array<PrimExpr>& idx) {
-          const Frag* f = h_->FragOf(b);
-          if (!f || !f->wgmma) return nullptr;
-          bool same = idx.size() == loops_.size();
+        PrimExpr Register(const Frag& f, const Array<PrimExpr>& idx) {
+          if (wgmma_ && f.rows && idx.size() == 1 && idx[0].same_as(loops_[0]->loop_var) &&
+              f.shape[0] == ConstOf(loops_[0]->extent)) {
+            return floormod(floordiv(r_, Int32(2)), Int32(2));
+          }
+          bool same = f.wgmma == wgmma_ && idx.size() == loops_.size();
           for (size_t d = 0; same && d < idx.size(); ++d) {
-            same = idx[d].same_as(loops_[d]->loop_var) && f->shape[d] == ConstOf(loops_[d]->extent);
+            same = idx[d].same_as(loops_[d]->loop_var) && f.shape[d] == ConstOf(loops_[d]->extent);
           }
           if (!same) {
-            h_->FailAt("inside T.Parallel, wgmma fragment " + std::string(b->name) +
-                       " must have the loops' shape and be indexed by the loop variables in order");
+            h_->FailAt("inside T.Parallel, fragment " + std::string(f.logical->name) +
+                       " must have the loops' shape and be indexed by the loop variables in "
+                       "order (a row statistic by the first loop variable of a wgmma nest)");
           }
-          return f;
+          return r_;
         }
         Hopper* h_;
         const std::vector<const ForNode*>& loops_;
         Var r_;
+        bool wgmma_;
       };
-      Stmt s = r.defined() ? Mine(this, loops, r).VisitStmt(body) : body;
+      Stmt s = r.defined() ? Mine(this, loops, r, lead->wgmma).VisitStmt(body) : body;
       VarMap sub;
       for (size_t d = 0; d < loops.size(); ++d) sub[loops[d]->loop_var.get()] = at[d];
       return VisitStmt(Substitute(s, sub));
@@ -669,10 +848,20 @@ PrimExpr TmaDescribable(const TileKernelPlan& plan) {
   auto describable = [&](const Buffer& t) {
     for (const PrimExpr& d : t->shape) ok = And(ok, GT(d, MakeConst(d.dtype(), 0)));
     int64_t per16 = 16 / t->dtype.bytes();
-    PrimExpr row = t->strides.empty() ? t->shape[1] : t->strides[0];
-    ok = And(ok, EQ(floormod(row, MakeConst(row.dtype(), per16)), MakeConst(row.dtype(), 0)));
+    size_t rank = t->shape.size();
+    // Compact: every outer stride is a multiple of the innermost dimension.
+    std::vector<PrimExpr> outer;
+    if (t->strides.empty()) {
+      outer.push_back(t->shape[rank - 1]);
+    } else {
+      for (size_t d = 0; d + 1 < rank; ++d) outer.push_back(t->strides[d]);
+    }
+    for (const PrimExpr& st : outer) {
+      ok = And(ok, EQ(floormod(st, MakeConst(st.dtype(), per16)), MakeConst(st.dtype(), 0)));
+    }
   };
   for (const TmaCopy& c : plan.copies) describable(c.src.buffer);
+  for (const TmaCopy& c : plan.preloads) describable(c.src.buffer);
   for (const TmaStore& st : plan.stores) describable(st.dst.buffer);
   return ok;
 }

@@ -169,32 +169,56 @@ class Planner {
     if (plan_.stages < 1 || plan_.stages > 8) {
       return where + " asks for " + std::to_string(plan_.stages) + " stages (1 to 8)";
     }
-    // Its body: TMA copies into shared tiles, then wgmma gemms on them.
-    std::unordered_map<const VarNode*, const TmaCopy*> written;
+    // Its body: TMA copies into shared tiles and wgmma gemms on them; and, in the fused form,
+    // what the consumers do with the accumulators between them.
     for (const Stmt& s : FlattenSeq(loop->body)) {
       const CallNode* call = TileCall(s);
       std::string name = call ? std::string((*call->op.as<Op>())->name) : "";
       std::string at = call ? OpName(call) + Line(s->span) : "a statement" + Line(s->span);
-      if (name == "tile_copy") {
-        std::string bad = AddCopy(call, at);
+      const auto* nest = s.as<ForNode>();
+      if (name == "tile_copy" && FragmentToFragment(call)) {
+        plan_.fused = true;
+      } else if (name == "tile_copy") {
+        std::string bad = AddCopy(call, at, &plan_.copies);
         if (!bad.empty()) return bad;
       } else if (name == "tile_gemm") {
         std::string bad = AddGemm(call, at, warpgroups);
         if (!bad.empty()) return bad;
+      } else if (name == "tile_reduce" || name == "tile_fill") {
+        plan_.fused = true;
+      } else if (nest && nest->annotations.count("tessel.tile_parallel")) {
+        plan_.fused = true;
       } else {
-        return where + " holds " + at + "; the warp-specialized form takes T.copy and T.gemm only";
+        return where + " holds " + at +
+               "; the warp-specialized form takes T.copy, T.gemm, T.reduce, T.fill and "
+               "T.Parallel there";
       }
     }
     if (plan_.copies.empty() || plan_.gemms.empty()) {
       return where + " needs T.copy into shared tiles and a T.gemm on them";
     }
+    // Copies into shared tiles before the loop: loaded once per block, by the producer.
+    for (const Stmt& s : FlattenSeq(body_)) {
+      if (s.get() == loop) break;
+      const CallNode* call = TileCall(s);
+      if (!call || (*call->op.as<Op>())->name != "tile_copy") continue;
+      auto dst = AsTileRegion(call->args[1]);
+      if (!dst || !IsShared(dst->buffer)) continue;
+      std::string bad = AddCopy(call, OpName(call) + Line(s->span), &plan_.preloads);
+      if (!bad.empty()) return bad;
+      plan_.fused = true;
+    }
+    for (const WgmmaGemm& g : plan_.gemms) plan_.fused = plan_.fused || g.a_regs || g.b_mn;
+    std::unordered_set<const VarNode*> written;
     int64_t bytes = 0;
-    for (const TmaCopy& c : plan_.copies) {
-      if (written.count(c.dst->data.get())) {
-        return "shared tile " + std::string(c.dst->name) + " is written by two T.copy in " + where;
+    for (const std::vector<TmaCopy>* copies : {&plan_.copies, &plan_.preloads}) {
+      int64_t times = copies == &plan_.copies ? plan_.stages : 1;
+      for (const TmaCopy& c : *copies) {
+        if (!written.insert(c.dst->data.get()).second) {
+          return "shared tile " + std::string(c.dst->name) + " is written by two T.copy";
+        }
+        bytes += StageBytes(c) * times;
       }
-      written[c.dst->data.get()] = &c;
-      bytes += StageBytes(c.dst) * plan_.stages;
     }
     if (bytes > kMaxSharedBytes) {
       return where + ": " + std::to_string(plan_.stages) + " stages of its tiles take " +
@@ -203,26 +227,30 @@ class Planner {
     }
     for (const WgmmaGemm& g : plan_.gemms) {
       for (const Buffer& b : {g.a, g.b}) {
-        if (!written.count(b->data.get())) {
+        if (IsShared(b) && !written.count(b->data.get())) {
           return "shared tile " + std::string(b->name) + " of " + OpName(g.call) +
-                 " is not written by a T.copy in " + where;
+                 " is not written by a T.copy in " + where + " or before it";
         }
       }
     }
-    // Every shared tile is a TMA ring; nothing else may touch it.
+    // Every shared tile is a TMA ring or a preloaded tile; nothing else may touch it.
     for (const Buffer& t : tiles_) {
       if (IsShared(t) && !written.count(t->data.get())) {
         return "shared tile " + std::string(t->name) + " is not one that " + where +
-               " copies into (the warp-specialized form has only those)";
+               " or a T.copy before it copies into (the warp-specialized form has only those)";
       }
     }
     std::string bad = CheckOutsideLoop();
     if (!bad.empty()) return bad;
-    for (const TmaCopy& c : plan_.copies) {
-      TileLayoutChoice& ch = Choice(c.dst);
-      ch.kind = TileLayoutKind::kSwizzled;
-      ch.swizzle_bytes = ConstOf(c.dst->shape[1]) * c.dst->dtype.bytes();
-      ch.why = OpName(c.call) + " by TMA, read by wgmma";
+    for (const std::vector<TmaCopy>* copies : {&plan_.copies, &plan_.preloads}) {
+      for (const TmaCopy& c : *copies) {
+        TileLayoutChoice& ch = Choice(c.dst);
+        ch.kind = TileLayoutKind::kSwizzled;
+        ch.swizzle_bytes = c.block_cols * c.dst->dtype.bytes();
+        ch.why = OpName(c.call) + " by TMA" +
+                 (c.blocks > 1 ? " in " + std::to_string(c.blocks) + " column blocks" : "") +
+                 ", read by wgmma";
+      }
     }
     for (const WgmmaGemm& g : plan_.gemms) {
       TileLayoutChoice& ch = Choice(g.c);
@@ -236,10 +264,112 @@ class Planner {
     }
     bad = Propagate();
     if (!bad.empty()) return bad;
+    PropagateRows();
+    bad = CheckOperands();
+    if (!bad.empty()) return bad;
+    if (plan_.fused) {
+      bad = CheckFusedFragments();
+      if (!bad.empty()) return bad;
+    }
     PlanStore(bytes);
     for (const Buffer& t : tiles_) Choice(t);  // the rest: replicated
     plan_.warp_specialized = true;
     return "";
+  }
+
+  bool FragmentToFragment(const CallNode* call) const {
+    auto src = AsTileRegion(call->args[0]), dst = AsTileRegion(call->args[1]);
+    return src && dst && IsFragment(src->buffer) && IsFragment(dst->buffer);
+  }
+
+  // After layout inference: a gemm's A from registers must be a 16-bit wgmma fragment whose
+  // columns are the gemm's K (m64nK: its registers are then the A operand as they stand).
+  std::string CheckOperands() {
+    for (const WgmmaGemm& g : plan_.gemms) {
+      if (!g.a_regs) continue;
+      const TileLayoutChoice* c = plan_.Find(g.a);
+      std::string at = OpName(g.call) + Line(SpanOf(g.call));
+      if (!c || c->kind != TileLayoutKind::kWgmma || c->n != g.k) {
+        return at + ": A (" + std::string(g.a->name) +
+               ") is a fragment that is not a wgmma accumulator of K = " + std::to_string(g.k) +
+               " columns (wgmma reads A from registers in that layout only)";
+      }
+    }
+    return "";
+  }
+
+  // The fused form holds every fragment in registers by rows of the accumulators: each must be a
+  // wgmma accumulator or a row statistic of one, and each T.Parallel nest must index them so that
+  // a thread touches its own rows only.
+  std::string CheckFusedFragments() {
+    for (const Buffer& t : tiles_) {
+      if (!IsFragment(t)) continue;
+      const TileLayoutChoice* c = plan_.Find(t);
+      if (!c || (c->kind != TileLayoutKind::kWgmma && c->kind != TileLayoutKind::kWgmmaRows)) {
+        return "fragment " + std::string(t->name) +
+               " is neither a wgmma accumulator nor a row statistic of one (one value per row, "
+               "written by a T.reduce over its columns or read as x[i] beside it in a "
+               "T.Parallel); the fused warp-specialized form holds only those";
+      }
+    }
+    std::string bad;
+    ForEachNest([&](const ForNode* f, const std::vector<Var>& vars,
+                    const std::vector<int64_t>& shape, const Stmt& inner) {
+      if (!bad.empty()) return;
+      PostOrderVisit(inner, [&](const ObjectRef& m) {
+        Buffer b;
+        Array<PrimExpr> idx;
+        if (const auto* l = m.as<BufferLoadNode>()) b = l->buffer, idx = l->indices;
+        if (const auto* s = m.as<BufferStoreNode>()) b = s->buffer, idx = s->indices;
+        if (!b.defined() || !IsFragment(b) || !bad.empty()) return;
+        const TileLayoutChoice* c = plan_.Find(b);
+        bool ok = false;
+        if (c->kind == TileLayoutKind::kWgmma) {
+          ok = ConstShape(b) == shape && ByVars(idx, vars, vars.size());
+        } else {
+          ok = idx.size() == 1 && idx[0].same_as(vars[0]) && ConstShape(b)[0] == shape[0];
+        }
+        if (!ok) {
+          bad = "the T.Parallel" + Line(f->span) + " indexes fragment " + std::string(b->name) +
+                " other than by its own loop variables (a row statistic by the first one)";
+        }
+      });
+    });
+    return bad;
+  }
+
+  static bool ByVars(const Array<PrimExpr>& idx, const std::vector<Var>& vars, size_t n) {
+    if (idx.size() != n) return false;
+    for (size_t d = 0; d < n; ++d) {
+      if (!idx[d].same_as(vars[d])) return false;
+    }
+    return true;
+  }
+
+  // f(outermost loop, its variables, extents, body) for each T.Parallel nest of the kernel.
+  void ForEachNest(const std::function<void(const ForNode*, const std::vector<Var>&,
+                                            const std::vector<int64_t>&, const Stmt&)>& f) const {
+    std::unordered_set<const ForNode*> inner_loops;
+    PostOrderVisit(body_, [&](const ObjectRef& n) {
+      const auto* l = n.as<ForNode>();
+      if (!l || !l->annotations.count("tessel.tile_parallel")) return;
+      if (const auto* g = l->body.as<ForNode>(); g && g->annotations.count("tessel.tile_parallel"))
+        inner_loops.insert(g);
+    });
+    PostOrderVisit(body_, [&](const ObjectRef& n) {
+      const auto* l = n.as<ForNode>();
+      if (!l || !l->annotations.count("tessel.tile_parallel") || inner_loops.count(l)) return;
+      std::vector<Var> vars{l->loop_var};
+      std::vector<int64_t> shape{ConstOf(l->extent)};
+      Stmt inner = l->body;
+      while (const auto* g = inner.as<ForNode>()) {
+        if (!g->annotations.count("tessel.tile_parallel")) break;
+        vars.push_back(g->loop_var);
+        shape.push_back(ConstOf(g->extent));
+        inner = g->body;
+      }
+      f(l, vars, shape, inner);
+    });
   }
 
   // The first T.copy of a wgmma fragment into a tensor goes through TMA stores when its tensor is
@@ -271,13 +401,12 @@ class Planner {
     return Optional<Span>();
   }
 
-  static int64_t StageBytes(const Buffer& tile) {
-    int64_t bytes = tile->dtype.bytes();
-    for (const PrimExpr& e : tile->shape) bytes *= ConstOf(e);
+  static int64_t StageBytes(const TmaCopy& c) {
+    int64_t bytes = c.rows * c.block_cols * c.blocks * c.dst->dtype.bytes();
     return (bytes + 1023) / 1024 * 1024;
   }
 
-  std::string AddCopy(const CallNode* call, const std::string& at) {
+  std::string AddCopy(const CallNode* call, const std::string& at, std::vector<TmaCopy>* out) {
     auto src = AsTileRegion(call->args[0]);
     auto dst = AsTileRegion(call->args[1]);
     if (!src || !dst) return at + ": operands are not tile regions";
@@ -290,21 +419,49 @@ class Planner {
         !(t.is_float() || t.is_bfloat())) {
       return at + ": TMA copies float16 / bfloat16 tiles without conversion here";
     }
-    if (dst->extents.size() != 2 || src->buffer->shape.size() != 2) {
-      return at + ": the warp-specialized form copies 2-D tiles of 2-D tensors";
+    size_t rank = src->buffer->shape.size();
+    if (dst->extents.size() != 2 || rank < 2 || rank > 5 || src->extents.size() != rank) {
+      return at + ": the warp-specialized form copies 2-D tiles of tensors of rank 2 to 5";
     }
-    int64_t rows = ConstOf(dst->extents[0]), row_bytes = ConstOf(dst->extents[1]) * t.bytes();
-    if (rows < 1 || rows > 256 || (row_bytes != 32 && row_bytes != 64 && row_bytes != 128)) {
-      return at + ": a TMA box of " + std::to_string(rows) + " rows of " +
-             std::to_string(row_bytes) + " bytes (rows up to 256, rows of 32, 64 or 128 bytes)";
+    for (size_t d = 0; d + 2 < rank; ++d) {
+      if (ConstOf(src->extents[d]) != 1) {
+        return at + ": dimension " + std::to_string(d) + " of the box in " +
+               std::string(src->buffer->name) + " has extent " + AsText(src->extents[d]) +
+               " (a 2-D tile of a tensor of rank " + std::to_string(rank) +
+               " takes one element of each leading dimension)";
+      }
+    }
+    TmaCopy c{call, *src, dst->buffer};
+    c.rows = ConstOf(dst->extents[0]);
+    int64_t cols = ConstOf(dst->extents[1]), row_bytes = cols * t.bytes();
+    if (row_bytes == 32 || row_bytes == 64 || row_bytes == 128) {
+      c.block_cols = cols;
+    } else if (row_bytes > 128 && row_bytes % 128 == 0) {
+      c.block_cols = 128 / t.bytes();
+      c.blocks = row_bytes / 128;
+    }
+    if (c.rows < 1 || c.rows > 256 || c.block_cols == 0) {
+      return at + ": a TMA box of " + std::to_string(c.rows) + " rows of " +
+             std::to_string(row_bytes) +
+             " bytes (rows up to 256, rows of 32, 64 or a multiple of 128 bytes)";
     }
     if (ConstOf(src->buffer->elem_offset) != 0 ||
-        (!src->buffer->strides.empty() && ConstOf(src->buffer->strides[1]) != 1)) {
+        (!src->buffer->strides.empty() && ConstOf(src->buffer->strides[rank - 1]) != 1)) {
       return at + ": tensor " + std::string(src->buffer->name) +
              " is a view with an offset or an inner stride";
     }
-    plan_.copies.push_back(TmaCopy{call, *src, dst->buffer});
+    out->push_back(c);
     return "";
+  }
+
+  // The TMA copy into shared tile `b`, if any.
+  const TmaCopy* CopyInto(const Buffer& b) const {
+    for (const std::vector<TmaCopy>* copies : {&plan_.copies, &plan_.preloads}) {
+      for (const TmaCopy& c : *copies) {
+        if (c.dst->data.same_as(b->data)) return &c;
+      }
+    }
+    return nullptr;
   }
 
   std::string AddGemm(const CallNode* call, const std::string& at, int64_t warpgroups) {
@@ -312,17 +469,19 @@ class Planner {
     auto b = AsTileRegion(call->args[1]);
     auto c = AsTileRegion(call->args[2]);
     if (!a || !b || !c) return at + ": operands are not tile regions";
-    if (!IsShared(a->buffer) || !IsShared(b->buffer) || !IsFragment(c->buffer)) {
-      return at + ": wgmma here reads A and B from shared tiles into a fragment C";
+    if (!(IsShared(a->buffer) || IsFragment(a->buffer)) || !IsShared(b->buffer) ||
+        !IsFragment(c->buffer)) {
+      return at +
+             ": wgmma here reads A from a shared tile or a fragment, B from a shared tile, "
+             "into a fragment C";
     }
     if (!Whole(*a) || !Whole(*b) || !Whole(*c)) return at + " on part of a tile";
-    if (ConstOf(call->args[3]) != 0 || ConstOf(call->args[4]) != 1) {
-      return at +
-             ": wgmma here takes A as (M, K) and B as (N, K) with transpose_B=True (both "
-             "K-major)";
+    if (ConstOf(call->args[3]) != 0) {
+      return at + ": wgmma here takes A as (M, K) (transpose_A=False)";
     }
     DataType t = a->buffer->dtype;
-    if (b->buffer->dtype != t || c->buffer->dtype != DataType::Float(32)) {
+    if (b->buffer->dtype != t || c->buffer->dtype != DataType::Float(32) || t.bits() != 16 ||
+        !(t.is_float() || t.is_bfloat())) {
       return at + ": wgmma here multiplies float16 or bfloat16 into float32";
     }
     WgmmaGemm g;
@@ -330,11 +489,13 @@ class Planner {
     g.a = a->buffer;
     g.b = b->buffer;
     g.c = c->buffer;
+    g.a_regs = IsFragment(a->buffer);
+    g.b_mn = ConstOf(call->args[4]) != 1;
     g.m = ConstOf(a->extents[0]);
     g.k = ConstOf(a->extents[1]);
-    g.n = ConstOf(b->extents[0]);
+    g.n = ConstOf(b->extents[g.b_mn ? 1 : 0]);
     g.clear = ConstOf(call->args[5]) == 1;
-    if (ConstOf(b->extents[1]) != g.k || ConstOf(c->extents[0]) != g.m ||
+    if (ConstOf(b->extents[g.b_mn ? 0 : 1]) != g.k || ConstOf(c->extents[0]) != g.m ||
         ConstOf(c->extents[1]) != g.n) {
       return at + ": the extents of A, B and C do not agree";
     }
@@ -346,6 +507,11 @@ class Planner {
       return at + ": N = " + std::to_string(g.n) + ", K = " + std::to_string(g.k) +
              " (wgmma takes N a multiple of 8 up to 256, K a multiple of 16)";
     }
+    if (g.b_mn && g.n % 64 != 0) {
+      return at + ": B (" + std::string(g.b->name) + ") is (K, N) with N = " + std::to_string(g.n) +
+             "; wgmma reads an N-major B here in 128-byte rows (N a multiple of 64), or give B "
+             "as (N, K) with transpose_B=True";
+    }
     plan_.gemms.push_back(g);
     return "";
   }
@@ -355,14 +521,15 @@ class Planner {
   std::string CheckOutsideLoop() {
     std::unordered_set<const CallNode*> in_loop;
     for (const TmaCopy& c : plan_.copies) in_loop.insert(c.call);
+    for (const TmaCopy& c : plan_.preloads) in_loop.insert(c.call);
     for (const WgmmaGemm& g : plan_.gemms) in_loop.insert(g.call);
     for (const Use& u : uses_) {
       if (in_loop.count(u.call)) continue;
       std::string name = (*u.call->op.as<Op>())->name;
       std::string at = OpName(u.call) + Line(u.span);
       if (name == "tile_gemm") return at + " outside the T.Pipelined loop";
-      if (name == "tile_reduce")
-        return at + ": reductions are not in the warp-specialized form yet";
+      if (name == "tile_reduce" && !plan_.fused)
+        return at + ": reductions are in the fused warp-specialized form only";
       if (name == "tile_atomic_add") {
         return at +
                ": atomic adds are not in the warp-specialized form yet (the SIMT form adds "
@@ -465,6 +632,85 @@ class Planner {
       if (!changed) break;
     }
     return "";
+  }
+
+  // Row statistics of the wgmma accumulators: a 1-D fragment of M values written by a T.reduce
+  // over an accumulator's columns, or read as x[i] in a T.Parallel over an accumulator's (i, j);
+  // then those tied to them by a fragment T.copy or a 1-D T.Parallel of the same shape.
+  void PropagateRows() {
+    auto kind_of = [&](const Buffer& b) {
+      const TileLayoutChoice* c = plan_.Find(b);
+      return c ? c->kind : TileLayoutKind::kReplicated;
+    };
+    bool changed = false;
+    auto mark = [&](const Buffer& b, const std::string& why) {
+      if (!IsFragment(b) || b->shape.size() != 1 || kind_of(b) == TileLayoutKind::kWgmmaRows) {
+        return;
+      }
+      TileLayoutChoice& c = Choice(b);
+      c.kind = TileLayoutKind::kWgmmaRows;
+      c.why = why;
+      changed = true;
+    };
+    int64_t m = 64 * (plan_.threads / 128);
+    for (const Use& u : uses_) {
+      if ((*u.call->op.as<Op>())->name != "tile_reduce") continue;
+      auto src = AsTileRegion(u.call->args[0]), dst = AsTileRegion(u.call->args[1]);
+      if (src && dst && kind_of(src->buffer) == TileLayoutKind::kWgmma &&
+          ConstOf(u.call->args[3]) == 1 && ConstShape(dst->buffer) == std::vector<int64_t>{m}) {
+        mark(dst->buffer,
+             "rows of " + std::string(src->buffer->name) + " by " + OpName(u.call) + Line(u.span));
+      }
+    }
+    ForEachNest([&](const ForNode* f, const std::vector<Var>& vars,
+                    const std::vector<int64_t>& shape, const Stmt& inner) {
+      if (shape.size() != 2 || shape[0] != m) return;
+      bool led = false;
+      PostOrderVisit(inner, [&](const ObjectRef& n) {
+        Buffer b;
+        if (const auto* l = n.as<BufferLoadNode>()) b = l->buffer;
+        if (const auto* s = n.as<BufferStoreNode>()) b = s->buffer;
+        led =
+            led || (b.defined() && kind_of(b) == TileLayoutKind::kWgmma && ConstShape(b) == shape);
+      });
+      if (!led) return;
+      PostOrderVisit(inner, [&](const ObjectRef& n) {
+        const auto* l = n.as<BufferLoadNode>();
+        if (l && l->indices.size() == 1 && l->indices[0].same_as(vars[0])) {
+          mark(l->buffer, "read by rows in the T.Parallel" + Line(f->span));
+        }
+      });
+    });
+    for (int round = 0; round < 8; ++round) {
+      changed = false;
+      for (const Use& u : uses_) {
+        if ((*u.call->op.as<Op>())->name != "tile_copy") continue;
+        auto s = AsTileRegion(u.call->args[0]), d = AsTileRegion(u.call->args[1]);
+        if (!s || !d) continue;
+        std::string at = "tied to a row statistic by " + OpName(u.call) + Line(u.span);
+        if (kind_of(s->buffer) == TileLayoutKind::kWgmmaRows) mark(d->buffer, at);
+        if (kind_of(d->buffer) == TileLayoutKind::kWgmmaRows) mark(s->buffer, at);
+      }
+      ForEachNest([&](const ForNode* f, const std::vector<Var>& vars,
+                      const std::vector<int64_t>& shape, const Stmt& inner) {
+        if (shape != std::vector<int64_t>{m}) return;
+        std::vector<Buffer> own;
+        bool rows = false;
+        PostOrderVisit(inner, [&](const ObjectRef& n) {
+          Buffer b;
+          Array<PrimExpr> idx;
+          if (const auto* l = n.as<BufferLoadNode>()) b = l->buffer, idx = l->indices;
+          if (const auto* s = n.as<BufferStoreNode>()) b = s->buffer, idx = s->indices;
+          if (!b.defined() || !IsFragment(b) || !ByVars(idx, vars, 1)) return;
+          own.push_back(b);
+          rows = rows || kind_of(b) == TileLayoutKind::kWgmmaRows;
+        });
+        if (!rows) return;
+        for (const Buffer& b : own)
+          mark(b, "tied to a row statistic in the T.Parallel" + Line(f->span));
+      });
+      if (!changed) break;
+    }
   }
 
   const ForNode* kernel_;
@@ -573,6 +819,9 @@ std::string TileLayoutChoice::Text() const {
     case TileLayoutKind::kWgmma:
       out = "wgmma accumulator m64n" + std::to_string(n) + " (warpgroup w: rows 64w..64w+63)";
       break;
+    case TileLayoutKind::kWgmmaRows:
+      out = "one value per wgmma accumulator row, in the row's four threads";
+      break;
     case TileLayoutKind::kSwizzled:
       out = std::to_string(swizzle_bytes) + "-byte swizzle";
       break;
@@ -601,6 +850,14 @@ Map<String, Any> DescribePlan(const TileKernelPlan& plan) {
     text = "warp-specialized: " + std::to_string(plan.threads / 128) +
            " consumer warpgroup(s) run wgmma, a producer warpgroup issues TMA into " +
            std::to_string(plan.stages) + " stages";
+    if (plan.fused) {
+      text +=
+          "; fused: the consumers run the loop's statements in order, each T.gemm to "
+          "completion";
+      if (!plan.preloads.empty()) {
+        text += ", after " + std::to_string(plan.preloads.size()) + " tile(s) loaded once";
+      }
+    }
   } else {
     text = "SIMT: " + plan.why_not;
   }
@@ -620,6 +877,10 @@ Array<PrimExpr> WgmmaElement(const PrimExpr& thread, const PrimExpr& local) {
       add(add(mul(floordiv(local, Int32(4)), Int32(8)), mul(floormod(t, Int32(4)), Int32(2))),
           floormod(local, Int32(2)));
   return {row, col};
+}
+
+PrimExpr WgmmaRow(const PrimExpr& thread, const PrimExpr& local) {
+  return WgmmaElement(thread, mul(local, Int32(2)))[0];
 }
 
 // For tests: WgmmaElement at one (thread, register), and the plan of each T.Kernel of a function

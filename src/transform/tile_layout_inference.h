@@ -34,6 +34,7 @@ enum class TileLayoutKind {
   kSpread,      // SIMT: round-robin over the threads
   kReplicated,  // every (consumer) thread holds the whole tile
   kWgmma,       // the wgmma m64nN accumulator, warpgroup w holding rows 64w .. 64w + 63
+  kWgmmaRows,   // one value per row of a wgmma accumulator, held by the row's four threads
   kSwizzled,    // a shared tile, stored with `swizzle_bytes` swizzle
   kPlain,       // a shared tile, row-major
 };
@@ -47,11 +48,15 @@ struct TileLayoutChoice {
   std::string Text() const;
 };
 
-// A T.copy of a global box into a whole shared tile, done by TMA.
+// A T.copy of a global box into a whole shared tile, done by TMA: the tile's rows are split into
+// `blocks` column blocks of `block_cols` elements (rows of 32, 64 or 128 bytes, the swizzle's
+// width), each one TMA box and stored one after the other. Leading tensor dimensions beyond the
+// tile's two have extent 1 (Q[b, h, i:i + 128, :]).
 struct TmaCopy {
   const ir::CallNode* call = nullptr;
   ir::TileRegion src;
   ir::Buffer dst;
+  int64_t rows = 0, block_cols = 0, blocks = 1;
 };
 
 // A T.copy of a wgmma accumulator fragment into a tensor, done through a swizzled shared staging
@@ -62,12 +67,16 @@ struct TmaStore {
   ir::TileRegion dst;
 };
 
-// A T.gemm run as wgmma: A (m x k) and B (n x k, transpose_B) K-major shared tiles, C a fragment.
+// A T.gemm run as wgmma: A an (m x k) K-major shared tile or a 16-bit fragment in the wgmma
+// accumulator layout (m64nK: it is then read from registers), B an (n x k) K-major shared tile
+// (transpose_B) or a (k x n) N-major one, C a float32 fragment.
 struct WgmmaGemm {
   const ir::CallNode* call = nullptr;
   ir::Buffer a, b, c;
   int64_t m = 0, n = 0, k = 0;
   bool clear = false;
+  bool a_regs = false;  // A is a fragment
+  bool b_mn = false;    // B is (k x n), N contiguous
 };
 
 struct TileKernelPlan {
@@ -78,7 +87,12 @@ struct TileKernelPlan {
   // Warp-specialized:
   const ir::ForNode* pipelined = nullptr;
   int64_t stages = 0;
+  // The loop holds more than copies and gemms (or a gemm reads registers or copies precede the
+  // loop): the consumers run its statements in order, each gemm to completion, and release the
+  // stage at the end of the iteration; one tile per block (not persistent).
+  bool fused = false;
   std::vector<TmaCopy> copies;
+  std::vector<TmaCopy> preloads;  // before the loop: loaded once per block
   std::vector<WgmmaGemm> gemms;
   std::vector<TmaStore> stores;  // at most one
 
@@ -105,6 +119,10 @@ tvm::ffi::Map<tvm::ffi::String, tvm::ffi::Any> DescribePlan(const TileKernelPlan
 // accumulator distributed over warpgroups (warpgroup thread / 128 holds rows 64w .. 64w + 63); the
 // same for every column count N.
 ir::Array<ir::PrimExpr> WgmmaElement(const ir::PrimExpr& thread, const ir::PrimExpr& local);
+
+// The row of register `local` (0 or 1) of `thread` in a kWgmmaRows fragment: the row its wgmma
+// registers 4j + 2 local + c hold.
+ir::PrimExpr WgmmaRow(const ir::PrimExpr& thread, const ir::PrimExpr& local);
 
 // The warp-specialized lowering of `kernel` by `plan` (src/transform/lower_tile_ops_hopper.cc).
 ir::Stmt LowerTileKernelHopper(const ir::ForNode* kernel, const TileKernelPlan& plan,

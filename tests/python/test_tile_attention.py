@@ -81,16 +81,37 @@ def test_a_start_of_higher_rank_squeezes_and_bad_ranks_are_refused():
         tessel.build(bad, target="c")
 
 
-def test_the_plan_says_which_fragments_are_held_whole_and_why_not_warp_specialized():
+def test_the_plan_on_hopper_is_fused_warp_specialized_with_row_statistics():
     from test_tile_hopper import planned
 
     ir = planned(TEXT)
-    assert ('"tessel.tile_plan": "SIMT: T.copy at line 36: the warp-specialized form copies 2-D '
-            'tiles of 2-D tensors"') in ir
+    assert ('"tessel.tile_plan": "warp-specialized: 2 consumer warpgroup(s) run wgmma, a producer '
+            'warpgroup issues TMA into 2 stages; fused: the consumers run the loop\'s statements '
+            'in order, each T.gemm to completion, after 1 tile(s) loaded once"') in ir
+    assert '"S_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): C of T.gemm' in ir
+    assert '"P_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): tied to S_f' in ir
+    for name in ("m", "m_prev", "rescale", "row_sum", "l"):
+        assert f'"{name}": "one value per wgmma accumulator row, in the row\'s four threads' in ir
+    # Elsewhere the SIMT form, which holds row statistics whole in every thread.
+    ir = planned(TEXT, arch="")
     for name in ("m", "m_prev", "rescale", "row_sum", "l"):
         assert (f'"{name}": "replicated in every thread: a T.reduce writes it or a T.Parallel '
                 f'reads it whole') in ir
-    assert '"S_f": "spread over the threads, in vectors dealt round-robin"' in ir
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_the_hopper_kernel_reads_p_from_registers_and_v_n_major(d):
+    if not have_cuda_compiler():
+        pytest.skip("no NVRTC or nvcc")
+    src = tessel.build(attention_text(d, "float16"), target="cuda -arch=sm_90a").get_source("cuda")
+    fast = src.split("__global__")[1]
+    # S = Q K^T from shared tiles, O += P V with P from registers and V (keys x d) N-major.
+    assert fast.count(f"tsl_wgmma_m64n128k16_f16_00(") == d // 16
+    assert fast.count(f"tsl_wgmma_rs_m64n{d}k16_f16_01(") == 8
+    # Q once, K and V per stage: 4-D boxes, in 128-byte column blocks.
+    assert fast.count("tsl_tma_load_4d(") == 3 * d // 64
+    # Row maxima and sums over each row's four threads.
+    assert fast.count("__shfl_xor_sync") == 8 and "__syncthreads();" in fast
 
 
 @pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
@@ -122,11 +143,14 @@ from conftest import gpu_torch as _cuda_torch  # noqa: E402
 @pytest.mark.skipif(_cuda_torch() is None,
                     reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("d,dtype", [(64, "float16"), (128, "bfloat16")])
-def test_attention_matches_torch_on_the_gpu(causal, d, dtype):
+@pytest.mark.parametrize("d,dtype", [(64, "float16"), (128, "float16"), (64, "bfloat16"),
+                                     (128, "bfloat16")])
+@pytest.mark.parametrize("s", [300, 1, 1024])
+def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s):
+    # On the H200 the warp-specialized kernel (TMA, wgmma with P from registers).
     torch = _cuda_torch()
     t = getattr(torch, dtype)
-    q, k, v = (torch.randn(2, 4, 300, d, device="cuda").to(t) for _ in range(3))
+    q, k, v = (torch.randn(2, 4, s, d, device="cuda").to(t) for _ in range(3))
     o = torch.full_like(q, float("nan"))
     tessel.build(attention_text(d, dtype, causal), target="cuda -arch=sm_90a")["flash_attention"](
         q, k, v, o)

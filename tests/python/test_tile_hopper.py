@@ -7,6 +7,7 @@ H200 (the device machine runs those)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +47,9 @@ def test_the_plan_of_the_gemm_is_warp_specialized_and_says_so():
     ("threads=256", "threads=128",
      "M = 128; with 128 threads the warpgroups cover M = 64"),
     ("T.gemm(A_s, B_s, C_f, transpose_B=True)", "T.gemm(A_s, B_s, C_f, transpose_B=True)\n"
-     "            T.fill(C_f, T.float32(0))",
-     "the T.Pipelined loop at line 22 holds T.fill at line 26; the warp-specialized form takes T.copy and T.gemm only"),
+     "            T.atomic_add(C[by * 128, bx * 256], C_f)",
+     "the T.Pipelined loop at line 22 holds T.atomic_add at line 26; the warp-specialized form "
+     "takes T.copy, T.gemm, T.reduce, T.fill and T.Parallel there"),
     ("num_stages=3", "num_stages=7", "7 stages of its tiles take 344064 bytes of shared memory"),
     ("T.copy(C_f, C[by * 128, bx * 256])", "T.copy(C_f, C[by * 128, bx * 256])\n"
      "        T.copy(A_s, C[0, 0])", "T.copy at line 27 uses shared tile A_s"),
@@ -61,14 +63,24 @@ def test_kernels_the_warp_specialized_form_cannot_take_say_why(old, new, reason)
     assert reason in ir
 
 
-def test_clear_accum_overwrites_at_the_first_step_of_each_tile_of_a_persistent_walk():
-    # Not at the walk's first step only: a persistent block starts every tile afresh.
+def test_clear_accum_overwrites_c_at_every_call_on_every_target():
+    # T.gemm(..., clear_accum=True) is C = A B, each call: in a K loop only the last K tile counts,
+    # on the CPU and on Hopper alike (an earlier Hopper lowering zeroed at the first call only).
     text = GEMM.replace("        T.clear(C_f)\n", "").replace(
         "T.gemm(A_s, B_s, C_f, transpose_B=True)",
         "T.gemm(A_s, B_s, C_f, transpose_B=True, clear_accum=True)")
     ir = planned(text)
-    assert "warp-specialized" in ir and "T.Select(ko_1 > 0, 1, 0)" in ir
-    assert "T.Select(tile_i" not in ir
+    calls = [line for line in ir.splitlines() if "T.ptx_wgmma_mma_async(" in line]
+    assert len(calls) == 4 and "T.Select" not in "".join(calls)
+    scales = [re.search(r'dtype="uint64"\), (\d), "m64n256k16"', c).group(1) for c in calls]
+    assert scales == ["0", "1", "1", "1"]
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((128, 128)).astype("float16")
+    b = rng.standard_normal((256, 128)).astype("float16")
+    c = np.zeros((128, 256), "float16")
+    tessel.build(text, target="c")["tile_gemm_hopper"](*(tvm_ffi.from_dlpack(x) for x in (a, b, c)))
+    want = a[:, 64:].astype("float32") @ b[:, 64:].astype("float32").T
+    np.testing.assert_allclose(c.astype("float32"), want, rtol=1e-2, atol=1e-2)
 
 
 def test_other_targets_plan_simt_and_say_so():

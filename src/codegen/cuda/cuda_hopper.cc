@@ -216,29 +216,61 @@ struct WgmmaForm {
   int64_t n = 0;
   std::string dtype;
   int64_t trans_a = 0, trans_b = 0;
+  bool rs = false;  // A from registers
   std::string Name() const {
-    return "tsl_wgmma_m64n" + std::to_string(n) + "k16_" + dtype + "_" + std::to_string(trans_a) +
-           std::to_string(trans_b);
+    return std::string(rs ? "tsl_wgmma_rs_m64n" : "tsl_wgmma_m64n") + std::to_string(n) + "k16_" +
+           dtype + "_" + std::to_string(trans_a) + std::to_string(trans_b);
   }
 };
 
 // The form of a wgmma call whose operands CheckHopperCall accepted.
 WgmmaForm Wgmma(const CallNode* op) {
   WgmmaForm w;
+  w.rs = (*op->op.as<Op>())->name == "ptx_wgmma_mma_async_rs";
   w.n = WgmmaN(op->args[4].as<StringImmNode>()->value);
   w.dtype = op->args[5].as<StringImmNode>()->value;
-  w.trans_a = *AsConstInt(op->args[6]);
-  w.trans_b = *AsConstInt(op->args[7]);
+  w.trans_a = w.rs ? 0 : *AsConstInt(op->args[6]);
+  w.trans_b = *AsConstInt(op->args[w.rs ? 6 : 7]);
   return w;
 }
 
-std::string WgmmaHelper(const WgmmaForm& w) {
-  int64_t regs = w.n / 2;
+// The accumulator operands of a wgmma asm: "%0, .., %regs-1" and their "+f" bindings.
+std::string AccList(int64_t regs) {
   std::string list;
   for (int64_t i = 0; i < regs; ++i) list += (i ? ", %" : "%") + std::to_string(i);
+  return list;
+}
+std::string AccOutputs(int64_t regs) {
   std::string outs;
   for (int64_t i = 0; i < regs; ++i)
     outs += (i ? ", " : "") + std::string("\"+f\"(acc[") + std::to_string(i) + "])";
+  return outs;
+}
+
+// The register-A form: the thread's 8 16-bit elements packed in pairs into 4 b32 registers.
+std::string WgmmaRsHelper(const WgmmaForm& w) {
+  int64_t regs = w.n / 2;
+  std::string list = AccList(regs), outs = AccOutputs(regs);
+  auto op = [&](int64_t i) { return "%" + std::to_string(regs + i); };
+  return "TSL_HELPER void " + w.Name() +
+         "(float* acc, const uint16_t* a, uint64_t desc_b, uint32_t scale_d) {\n"
+         "  uint32_t a0 = (uint32_t)a[0] | ((uint32_t)a[1] << 16), a1 = (uint32_t)a[2] | "
+         "((uint32_t)a[3] << 16);\n"
+         "  uint32_t a2 = (uint32_t)a[4] | ((uint32_t)a[5] << 16), a3 = (uint32_t)a[6] | "
+         "((uint32_t)a[7] << 16);\n"
+         "  asm volatile(\"{\\n .reg .pred p;\\n setp.ne.b32 p, " +
+         op(5) + ", 0;\\n wgmma.mma_async.sync.aligned.m64n" + std::to_string(w.n) + "k16.f32." +
+         w.dtype + "." + w.dtype + " {" + list + "}, {" + op(0) + ", " + op(1) + ", " + op(2) +
+         ", " + op(3) + "}, " + op(4) + ", p, 1, 1, " + std::to_string(w.trans_b) +
+         ";\\n}\"\n      : " + outs +
+         "\n      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(desc_b), "
+         "\"r\"(scale_d));\n}\n";
+}
+
+std::string WgmmaHelper(const WgmmaForm& w) {
+  if (w.rs) return WgmmaRsHelper(w);
+  int64_t regs = w.n / 2;
+  std::string list = AccList(regs), outs = AccOutputs(regs);
   std::string da = "%" + std::to_string(regs), db = "%" + std::to_string(regs + 1),
               sd = "%" + std::to_string(regs + 2);
   return "TSL_HELPER void " + w.Name() +
@@ -312,10 +344,11 @@ std::string EmitHopperCall(const CallNode* op, const std::function<std::string(s
     return "tsl_wgmma_desc(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " +
            std::to_string(layout) + "u)";
   }
-  if (name == "ptx_wgmma_mma_async") {
+  if (name == "ptx_wgmma_mma_async" || name == "ptx_wgmma_mma_async_rs") {
     WgmmaForm w = Wgmma(op);
-    return w.Name() + "((float*)(" + arg(0) + "), " + arg(1) + ", " + arg(2) + ", (uint32_t)(" +
-           arg(3) + "))";
+    std::string a = w.rs ? "(const uint16_t*)(" + arg(1) + ")" : arg(1);
+    return w.Name() + "((float*)(" + arg(0) + "), " + a + ", " + arg(2) + ", (uint32_t)(" + arg(3) +
+           "))";
   }
   CudaUnsupported("unsupported Hopper builtin " + name, fn);
 }
@@ -341,7 +374,7 @@ std::string HopperPrelude(const IRModule& mod) {
                        TmaHelper(load, rank));
         return;
       }
-      if (name == "ptx_wgmma_mma_async") {
+      if (name == "ptx_wgmma_mma_async" || name == "ptx_wgmma_mma_async_rs") {
         std::string error = CheckHopperCall(call);
         if (!error.empty()) CudaUnsupported(error, kv.first);
         WgmmaForm w = Wgmma(call);

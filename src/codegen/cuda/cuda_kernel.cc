@@ -561,7 +561,10 @@ std::string Kernel::Run(bool* uses_grid_sync) {
   PostOrderVisit(func_->body, [&](const ObjectRef& n) {
     const auto* call = n.as<CallNode>();
     auto op = call ? call->op.as<Op>() : std::nullopt;
-    if (!op || (*op)->name != "ptx_wgmma_mma_async" || call->args.empty()) return;
+    if (!op || call->args.empty() ||
+        ((*op)->name != "ptx_wgmma_mma_async" && (*op)->name != "ptx_wgmma_mma_async_rs")) {
+      return;
+    }
     const auto* addr = call->args[0].as<CallNode>();
     const auto* load =
         addr && addr->args.size() == 1 ? addr->args[0].as<BufferLoadNode>() : nullptr;
