@@ -139,6 +139,10 @@ class Hopper : public TileLowering {
       threads_body = Allocate(f.local->data, f.local->dtype, {f.local->shape[0]},
                               MakeConst(DataType::Bool(), 1), DeclBuffer(f.local, threads_body));
     }
+    for (auto& [data, p] : packs_) {
+      threads_body = Allocate(p->data, p->dtype, {p->shape[0]}, MakeConst(DataType::Bool(), 1),
+                              DeclBuffer(p, threads_body));
+    }
     for (auto it = inner.rbegin(); it != inner.rend(); ++it)
       threads_body = WithBody(*it, threads_body);
     Stmt s = For(tx_, Int32(0), Int32(consumers_ + 128), ForKind::kThreadBinding, threads_body,
@@ -446,9 +450,8 @@ class Hopper : public TileLowering {
       }
       std::string shape = "m64n" + std::to_string(g.n) + "k16";
       if (g.a_regs) {
-        const Frag* fa = FragOf(g.a);
         out.push_back(Intrin("ptx_wgmma_mma_async_rs",
-                             {AddressOf(fc->local, Int32(0)), AddressOf(fa->local, Int32(8 * ks)),
+                             {AddressOf(fc->local, Int32(0)), AddressOf(PackOf(g.a), Int32(4 * ks)),
                               b, scale, StringImm(shape), StringImm(dtype), Int32(g.b_mn)}));
       } else {
         PrimExpr a = k_major(RingOf(g.a), mul(w, Int32(64)), ks);
@@ -458,6 +461,35 @@ class Hopper : public TileLowering {
       }
     }
     return out;
+  }
+
+  // The uint32 registers a gemm reads fragment `a` from: its 16-bit values packed in pairs.
+  Buffer PackOf(const Buffer& a) {
+    auto it = packs_.find(a->data.get());
+    if (it != packs_.end()) return it->second;
+    const Frag* f = FragOf(a);
+    Buffer p = MakeBuffer(std::string(a->name) + "_pack", DataType::UInt(32),
+                          {Int32(ConstOf(f->local->shape[0]) / 2)}, "local");
+    packs_[a->data.get()] = p;
+    return p;
+  }
+
+  // Packs the A fragment of gemm `g` (if it reads one from registers), before its wgmma fence.
+  Stmt Pack(const WgmmaGemm& g) {
+    if (!g.a_regs) return Evaluate(Int32(0));
+    const Frag* f = FragOf(g.a);
+    Buffer p = PackOf(g.a);
+    Var i("i");
+    auto half = [&](const PrimExpr& at) {
+      PrimExpr bits =
+          Call(DataType::UInt(16), builtin::reinterpret(), {BufferLoad(f->local, {at})});
+      return cast(DataType::UInt(32), bits);
+    };
+    PrimExpr v = bitwise_or(
+        half(mul(i, Int32(2))),
+        shift_left(half(add(mul(i, Int32(2)), Int32(1))), MakeConst(DataType::UInt(32), 16)));
+    return For(i, Int32(0), Int32(ConstOf(p->shape[0])), ForKind::kUnrolled,
+               BufferStore(p, v, {i}));
   }
 
   Stmt ConsumerLoop() { return plan_.fused ? FusedConsumerLoop() : PipelinedConsumerLoop(); }
@@ -509,15 +541,37 @@ class Hopper : public TileLowering {
     for (const WgmmaGemm& g : plan_.gemms) gemms[g.call] = &g;
     std::unordered_set<const CallNode*> copies;
     for (const TmaCopy& c : plan_.copies) copies.insert(c.call);
+    // Two warpgroups take turns to issue their gemms (named barriers 3 and 4, "ping-pong"), so
+    // that one's gemm runs on the tensor cores while the other does its element-wise work. The
+    // second warpgroup opens the first turn and leaves out its last hand-over, so that each
+    // barrier is synced as often as it is arrived at.
+    bool pingpong = consumers_ == 256;
+    PrimExpr w = floordiv(tx_, Int32(128));
+    const CallNode* last_gemm = nullptr;
+    for (const Stmt& st : FlattenSeq(loop->body)) {
+      const CallNode* call = TileCall(st);
+      if (call && gemms.count(call)) last_gemm = call;
+    }
+    PrimExpr last_ko = add(loop->min, sub(loop->extent, MakeConst(loop->extent.dtype(), 1)));
     std::vector<Stmt> body;
     body.push_back(Intrin("ptx_mbarrier_wait", {AddressOf(bars_, s), phase}));
     for (const Stmt& st : FlattenSeq(loop->body)) {
       const CallNode* call = TileCall(st);
       if (call && copies.count(call)) continue;  // the producer's
       if (call && gemms.count(call)) {
+        body.push_back(Pack(*gemms[call]));
+        if (pingpong)
+          body.push_back(Intrin("ptx_named_barrier_sync", {add(w, Int32(3)), Int32(256)}));
         body.push_back(Intrin("ptx_wgmma_fence", {}));
         for (Stmt& step : WgmmaSteps(*gemms[call], s)) body.push_back(step);
         body.push_back(Intrin("ptx_wgmma_commit_group", {}));
+        if (pingpong) {
+          Stmt hand = Intrin("ptx_named_barrier_arrive", {sub(Int32(4), w), Int32(256)});
+          if (call == last_gemm) {
+            hand = IfThenElse(Or(EQ(w, Int32(0)), LT(ko, cast(ko.dtype(), last_ko))), hand);
+          }
+          body.push_back(hand);
+        }
         body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
         continue;
       }
@@ -525,7 +579,14 @@ class Hopper : public TileLowering {
     }
     body.push_back(IfThenElse(
         lane0, Intrin("ptx_mbarrier_arrive", {AddressOf(bars_, add(s, Int32(plan_.stages)))})));
-    return WithSpan(For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body)), loop->span);
+    Stmt main = For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
+    if (pingpong) {
+      Stmt open =
+          IfThenElse(And(EQ(w, Int32(1)), GT(loop->extent, MakeConst(loop->extent.dtype(), 0))),
+                     Intrin("ptx_named_barrier_arrive", {Int32(3), Int32(256)}));
+      main = SeqStmt::Flatten(Array<Stmt>{open, main});
+    }
+    return WithSpan(main, loop->span);
   }
 
   // The producer's loads of the tiles copied before the loop, on their own barrier.
@@ -832,6 +893,7 @@ class Hopper : public TileLowering {
   int64_t consumers_ = 0;
   Var tx_;
   std::unordered_map<const VarNode*, Frag> frags_;
+  std::unordered_map<const VarNode*, Buffer> packs_;  // packed A operands, by fragment
   std::vector<std::pair<const VarNode*, Ring>> rings_;
   Buffer bars_;
 };

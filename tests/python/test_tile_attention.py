@@ -8,6 +8,7 @@ and T.gemm takes P from a fragment."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -157,3 +158,28 @@ def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s):
     want = torch.nn.functional.scaled_dot_product_attention(
         q.cpu().float(), k.cpu().float(), v.cpu().float(), is_causal=causal)
     torch.testing.assert_close(o.cpu().float(), want, atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("d,causal", [(64, False), (128, True)])
+def test_ptxas_issues_the_attention_wgmmas_without_serializing_them(d, causal, tmp_path):
+    # P is packed into 32-bit registers before the wgmma fence: packed after it, ptxas inserted a
+    # warpgroup arrive before each wgmma (C7519) and, with the ping-pong barriers, serialized them
+    # (C7520). Needs nvcc (ptxas's report); NVRTC does not print it.
+    import shutil
+    import subprocess
+
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not Path(nvcc).exists():
+        pytest.skip("needs nvcc for ptxas -v")
+    src = tessel.build(attention_text(d, "float16", causal),
+                       target="cuda -arch=sm_90a").get_source("cuda")
+    cu = tmp_path / "attn.cu"
+    cu.write_text(src)
+    out = subprocess.run([nvcc, "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "attn.cubin"),
+                          "-Xptxas", "-v", "-diag-suppress", "177", str(cu)],
+                         capture_output=True, text=True, check=True)
+    report = out.stdout + out.stderr
+    assert "Compiling entry function 'flash_attention_kernel'" in report
+    assert "C7519" not in report and "C7520" not in report
+    assert "0 bytes spill stores, 0 bytes spill loads" in report
+    assert not re.search(r"[1-9]\d* bytes spill (stores|loads)", report)

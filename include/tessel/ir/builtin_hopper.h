@@ -46,10 +46,11 @@
 //       of the warpgroup (warp w = t / 32, lane l) holds, for j < N / 8, acc[4j + 2i + c] = D[16w
 //       + l / 4 + 8i][8j + 2 (l % 4) + c], i, c in {0, 1}.
 //   ptx_wgmma_mma_async_rs(acc, a, desc_b, scale_d, shape, dtype, trans_b)
-//       the same with A from registers: `a` (address_of a "local" 16-bit buffer) holds the
-//       thread's 8 elements of the 64 x 16 A slice, in the accumulator's order for 16 columns
-//       (a[2i + c] = A[16w + l / 4 + 8i][2 (l % 4) + c], a[4 + 2i + c] the same 8 columns on),
-//       so that an m64n16 accumulator converted to 16 bits is an A operand as it stands; sm_90a.
+//       the same with A from registers: `a` (address_of a "local" uint32 buffer) holds the
+//       thread's 8 16-bit elements of the 64 x 16 A slice packed in pairs (low half first), in
+//       the accumulator's order for 16 columns (element 2i + c = A[16w + l / 4 + 8i][2 (l % 4) +
+//       c], 4 + 2i + c the same 8 columns on), so that an m64n16 accumulator converted to 16
+//       bits is an A operand as it stands. Pack before the wgmma fence; sm_90a.
 //
 // TMA (the tensor memory accelerator). Coordinates and dimensions are in the tensor's axis order,
 // outermost first (the PTX operands are innermost first; the generator reverses them).

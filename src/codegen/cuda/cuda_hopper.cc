@@ -247,23 +247,21 @@ std::string AccOutputs(int64_t regs) {
   return outs;
 }
 
-// The register-A form: the thread's 8 16-bit elements packed in pairs into 4 b32 registers.
+// The register-A form: the thread's 8 16-bit elements of A, packed in pairs into 4 b32
+// registers before the wgmma fence (packing after it would make ptxas insert warpgroup arrives
+// and serialize the wgmmas).
 std::string WgmmaRsHelper(const WgmmaForm& w) {
   int64_t regs = w.n / 2;
   std::string list = AccList(regs), outs = AccOutputs(regs);
   auto op = [&](int64_t i) { return "%" + std::to_string(regs + i); };
   return "TSL_HELPER void " + w.Name() +
-         "(float* acc, const uint16_t* a, uint64_t desc_b, uint32_t scale_d) {\n"
-         "  uint32_t a0 = (uint32_t)a[0] | ((uint32_t)a[1] << 16), a1 = (uint32_t)a[2] | "
-         "((uint32_t)a[3] << 16);\n"
-         "  uint32_t a2 = (uint32_t)a[4] | ((uint32_t)a[5] << 16), a3 = (uint32_t)a[6] | "
-         "((uint32_t)a[7] << 16);\n"
+         "(float* acc, const uint32_t* a, uint64_t desc_b, uint32_t scale_d) {\n"
          "  asm volatile(\"{\\n .reg .pred p;\\n setp.ne.b32 p, " +
          op(5) + ", 0;\\n wgmma.mma_async.sync.aligned.m64n" + std::to_string(w.n) + "k16.f32." +
          w.dtype + "." + w.dtype + " {" + list + "}, {" + op(0) + ", " + op(1) + ", " + op(2) +
          ", " + op(3) + "}, " + op(4) + ", p, 1, 1, " + std::to_string(w.trans_b) +
          ";\\n}\"\n      : " + outs +
-         "\n      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(desc_b), "
+         "\n      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc_b), "
          "\"r\"(scale_d));\n}\n";
 }
 
@@ -346,7 +344,7 @@ std::string EmitHopperCall(const CallNode* op, const std::function<std::string(s
   }
   if (name == "ptx_wgmma_mma_async" || name == "ptx_wgmma_mma_async_rs") {
     WgmmaForm w = Wgmma(op);
-    std::string a = w.rs ? "(const uint16_t*)(" + arg(1) + ")" : arg(1);
+    std::string a = w.rs ? "(const uint32_t*)(" + arg(1) + ")" : arg(1);
     return w.Name() + "((float*)(" + arg(0) + "), " + a + ", " + arg(2) + ", (uint32_t)(" + arg(3) +
            "))";
   }
