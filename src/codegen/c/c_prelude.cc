@@ -423,6 +423,50 @@ TSL_HELPER int tsl_check_compact(const char* f, const char* p, const DLTensor* t
   }
   return 0;
 }
+
+/* A buffer with declared strides or an element offset is indexed as offset + sum(i[d] *
+   strides[d]) in its index dtype, with wrapping arithmetic: an element whose exact index leaves
+   the dtype would be read from somewhere else (a column of a matrix over 2^31 floats is one). So
+   the indices of the first and last elements must fit; they are exact in int64 while each step is
+   checked. The extents are >= 0 (tsl_check_size ran) and a tensor without elements addresses
+   none. */
+TSL_HELPER int tsl_check_span(const char* f, const char* p, const char* what, const DLTensor* t,
+                              int64_t offset, int64_t max_index, const char* index_type) {
+  int64_t lo = offset, hi = offset;
+  int over = 0;
+  if (tsl_numel(t) == 0) return 0;
+  for (int d = 0; d < t->ndim && !over; ++d) {
+    int64_t s = tsl_stride(t, d);
+    uint64_t mag = s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+    uint64_t steps = (uint64_t)(t->shape[d] - 1);
+    if (steps == 0 || mag == 0) continue;
+    if (steps > (uint64_t)INT64_MAX / mag) {
+      over = 1;
+    } else if (s > 0) {
+      int64_t term = (int64_t)(steps * mag);
+      over = hi > INT64_MAX - term;
+      if (!over) hi += term;
+    } else {
+      int64_t term = (int64_t)(steps * mag);
+      over = lo < INT64_MIN + term;
+      if (!over) lo -= term;
+    }
+  }
+  if (over) {
+    return tsl_raise("ValueError",
+                     "%s: %s.%s: expected element indices within %s (%lld to %lld), got indices "
+                     "beyond int64 (elem_offset + sum((shape[d] - 1) * strides[d]))",
+                     f, p, what, index_type, (long long)(-max_index - 1), (long long)max_index);
+  }
+  if (hi > max_index || lo < -max_index - 1) {
+    return tsl_raise("ValueError",
+                     "%s: %s.%s: expected element indices within %s (%lld to %lld), got %lld to "
+                     "%lld (elem_offset + sum((shape[d] - 1) * strides[d]))",
+                     f, p, what, index_type, (long long)(-max_index - 1), (long long)max_index,
+                     (long long)lo, (long long)hi);
+  }
+  return 0;
+}
 )TSL";
 
 }  // namespace

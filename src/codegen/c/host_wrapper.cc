@@ -247,6 +247,16 @@ void WrapperWriter::Tensor(int i, const Var& param, const Buffer& buf) {
             "expected a multiple of " + of + ", got %lld", "(long long)" + v);
     }
   }
+  if (!buf->strides.empty() || !zero_offset) {
+    // The kernel's index arithmetic wraps in the index dtype; compact buffers without an offset
+    // are covered by the element count already.
+    transform::BufferSizeLimit lim = transform::SizeLimitOf(buf);
+    std::string offset = zero_offset ? "0" : "(int64_t)(" + t + "->byte_offset / " + eb + ")";
+    Line("if (tsl_check_span(" + CStringLiteral(f_) + ", " + CStringLiteral(p) + ", " +
+         CStringLiteral(buf->strides.empty() ? "elem_offset" : "strides") + ", " + t + ", " +
+         offset + ", " + std::to_string(lim.max_elements) + "LL, \"" + lim.index_dtype.str() +
+         "\") != 0) return -1;");
+  }
   Check(t + "->data == NULL && tsl_numel(" + t + ") != 0", "ValueError", p + ".data",
         "expected a non-null pointer, got NULL");
   if (gpu_ == "metal") {
