@@ -113,6 +113,14 @@ BAD_CALLS = [
      "take_fill: fill_value: expected an int32 value, got 4294967296"),
     ("take_fill", [np.zeros((3, 2), "int32"), I5, -2**31 - 1, np.zeros((5, 2), "int32")],
      ValueError, "take_fill: fill_value: expected an int32 value, got -2147483649"),
+    # Past int64 tvm-ffi passes an ffi.BigInt object; the caller passed an int (found by
+    # test_fuzz_host.py, where it read "expected int, got ffi.BigInt").
+    ("take_fill", [np.zeros((3, 2), "int32"), I5, 2**64, np.zeros((5, 2), "int32")], ValueError,
+     "take_fill: fill_value: expected an int32 value, got an int outside int64"),
+    ("take_fill", [np.zeros((3, 2), "int32"), I5, -2**63 - 1, np.zeros((5, 2), "int32")],
+     ValueError, "take_fill: fill_value: expected an int32 value, got an int outside int64"),
+    ("vector_add", [2**70, B8, C8], TypeError,
+     "vector_add: A: expected a tensor, got int outside int64"),
 ]
 
 

@@ -272,6 +272,19 @@ TSL_HELPER DLTensor* tsl_arg_tensor(const TVMFFIAny* a) {
   return NULL;
 }
 
+/* Whether an argument is an integer outside int64: tvm-ffi passes a Python int that does not fit
+   in v_int64 as an ffi.BigInt object, which a caller knows only as an int. */
+TSL_HELPER int tsl_is_big_int(const TVMFFIAny* a) {
+  int32_t t = a->type_index;
+  const TVMFFITypeInfo* info;
+  if (t == kTVMFFIObjectRValueRef && a->v_ptr != NULL && *(TVMFFIObject**)a->v_ptr != NULL) {
+    t = (*(TVMFFIObject**)a->v_ptr)->type_index;
+  }
+  info = t >= kTVMFFIStaticObjectBegin ? TVMFFIGetTypeInfo(t) : NULL;
+  return info != NULL && info->type_key.size == 10 &&
+         memcmp(info->type_key.data, "ffi.BigInt", 10) == 0;
+}
+
 /* The name a caller sees for the type of an argument, for error messages. */
 TSL_HELPER const char* tsl_type_name(const TVMFFIAny* a, char* buf, size_t n) {
   int32_t t = a->type_index;
@@ -295,6 +308,7 @@ TSL_HELPER const char* tsl_type_name(const TVMFFIAny* a, char* buf, size_t n) {
     case kTVMFFIBytes: return "bytes";
     default: break;
   }
+  if (tsl_is_big_int(a)) return "int outside int64";
   const TVMFFITypeInfo* info = t >= kTVMFFIStaticObjectBegin ? TVMFFIGetTypeInfo(t) : NULL;
   if (info != NULL) {
     snprintf(buf, n, "%.*s", (int)info->type_key.size, info->type_key.data);

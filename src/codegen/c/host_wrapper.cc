@@ -335,6 +335,10 @@ void WrapperWriter::Scalar(int i, const Var& param) {
   if (t.is_vector()) Unsupported("a vector parameter " + p, f_);
   std::string value;
   if (t.is_int_or_uint() || t.is_bool()) {
+    // An int is an int to the caller, however tvm-ffi carries it: a range error, not a type error.
+    Check("tsl_is_big_int(&" + a + ")", "ValueError", p,
+          FormatEscape("expected " + std::string(t.is_int() ? "an " : "a ") + t.str() +
+                       " value, got an int outside int64"));
     Check(a + ".type_index != kTVMFFIInt && " + a + ".type_index != kTVMFFIBool", "TypeError", p,
           "expected int, got %s", tname);
     std::string v = a + ".v_int64";
