@@ -338,7 +338,8 @@ class Analyzer:
         return str(ffi_func("tessel.arith.Z3GetSMTLIB2")(self._handle, _expr(cond, "get_smtlib2")))
 
     def z3_stats(self) -> dict:
-        """``queries``, ``cache_hits``, ``proved``, ``refuted``, ``unknown`` and ``seconds`` of
+        """``queries``, ``cache_hits``, ``proved``, ``refuted``, ``unknown`` (of which
+        ``resource_limit``: Z3 spent the rlimit) and ``seconds`` of
         this analyzer's Z3 prover, and the proof attempts answered before Z3: ``skipped`` (out of
         its reach: unknown) and ``refuted_cheaply`` (a candidate point, evaluated exactly,
         falsifies the condition); neither counts in ``queries``."""

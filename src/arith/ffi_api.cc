@@ -327,6 +327,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              out.Set("proved", s.proved);
              out.Set("refuted", s.refuted);
              out.Set("unknown", s.unknown);
+             out.Set("resource_limit", s.resource_limit);
              out.Set("seconds", s.seconds);
              out.Set("skipped", s.skipped);
              out.Set("refuted_cheaply", s.refuted_cheaply);

@@ -78,6 +78,8 @@ struct Verdict {
   ProofResult result = ProofResult::kUnknown;
   std::optional<Z3Counterexample> counterexample;
   bool minimized = false;
+  // Unknown because Z3 spent the query's rlimit, rather than for another reason.
+  bool resource_limit = false;
 };
 
 }  // namespace
@@ -177,6 +179,7 @@ Verdict Z3Prover::Impl::Query(const PrimExpr& cond, bool minimize) {
         ++stats.refuted;
       } else {
         ++stats.unknown;
+        if (verdict.resource_limit) ++stats.resource_limit;
       }
       if (hit) {
         *hit = verdict;
@@ -764,7 +767,13 @@ Verdict Z3Prover::Impl::Solve(const PrimExpr& cond, bool minimize) {
       verdict.result = ProofResult::kProved;
       return verdict;
     }
-    if (r != z3::sat) return verdict;
+    if (r != z3::sat) {
+      // Z3 words it "max. resource limit exceeded" (rlimit) or "canceled"; both mean the budget.
+      std::string reason = solver.reason_unknown();
+      verdict.resource_limit = reason.find("resource") != std::string::npos ||
+                               reason.find("canceled") != std::string::npos;
+      return verdict;
+    }
     verdict.counterexample = Extract(solver.get_model(), enc);
     if (!verdict.counterexample) return verdict;
     verdict.result = ProofResult::kDisproved;

@@ -54,6 +54,9 @@ const std::vector<EnvVarInfo>& EnvVars() {
       {"TESSEL_CUDA_DRIVER_LIBRARY", "libcuda.so.1",
        "the CUDA driver library that libtessel_runtime opens (dlopen) on the first kernel load or "
        "launch; read by the runtime directly"},
+      {"TESSEL_MAX_SOURCE_LINES", "1000000",
+       "the most lines the text parser reads from one source (a larger text is a ValueError "
+       "before any parsing); 10^6 lines take about 30 s and 2 GiB"},
       {"TESSEL_CACHE_DIR", "",
        "folder of compiled kernel libraries, keyed by a hash of their C source and compiler "
        "command (default: <temp dir>/tessel-cache-<uid>)"},

@@ -145,6 +145,13 @@ class Unroller : public StmtExprMutator {
     const auto* extent = loop->extent.as<IntImmNode>();
     if (!extent) return visited;
     bool unroll = loop->kind == ForKind::kUnrolled;
+    if (unroll && extent->value > kMaxUnrollRequest) {
+      TVM_FFI_THROW(ValueError) << "UnrollLoop: the unroll loop over " << loop->loop_var->name_hint
+                                << " has " << extent->value
+                                << " iterations, more than the limit of " << kMaxUnrollRequest
+                                << " (kMaxUnrollRequest); use T.serial, or unroll an inner loop "
+                                   "split from it";
+    }
     if (extent->value == 1 && (unroll || loop->kind == ForKind::kSerial)) {
       return BodyCopier({{loop->loop_var.get(), loop->min}}, /*fresh=*/false).VisitStmt(loop->body);
     }

@@ -25,12 +25,13 @@ namespace tessel {
 namespace arith {
 
 struct Z3Stats {
-  int64_t queries = 0;     // questions asked of the prover (cache hits included)
-  int64_t cache_hits = 0;  // answered from the verdict cache
-  int64_t proved = 0;      // Z3 answered unsat (cache hits not counted)
-  int64_t refuted = 0;     // Z3 found a counterexample
-  int64_t unknown = 0;     // rlimit spent, a Z3 exception, an inexact model, or no Z3
-  double seconds = 0;      // wall time inside the prover (translation + Z3), for reports only
+  int64_t queries = 0;         // questions asked of the prover (cache hits included)
+  int64_t cache_hits = 0;      // answered from the verdict cache
+  int64_t proved = 0;          // Z3 answered unsat (cache hits not counted)
+  int64_t refuted = 0;         // Z3 found a counterexample
+  int64_t unknown = 0;         // rlimit spent, a Z3 exception, an inexact model, or no Z3
+  int64_t resource_limit = 0;  // those of `unknown` where Z3 stopped at the rlimit
+  double seconds = 0;          // wall time inside the prover (translation + Z3), for reports only
   // TryProve calls answered kUnknown without Z3 (not counted in queries): conditions out of its
   // reach once the cheap methods failed (a load; a linear comparison over interval-only
   // variables; a bool variable nothing is known about).

@@ -12,6 +12,8 @@
 #include <tvm/ffi/error.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "codegen/c/codegen_c.h"
 #include "codegen/c/launch_kernel.h"
@@ -31,6 +33,11 @@ constexpr int64_t kMaxStackBytes = 1024;
 // about 10 to 50 us of work, well above an OpenMP fork/join on an idle machine (1 to 5 us), so a
 // small call stays on the caller's thread (see parallel_work.cc).
 constexpr int64_t kMinParallelWork = 1 << 15;
+// The largest allocation of constant size that the C backend will compile: 2^47 bytes (128 TiB),
+// the user address space of x86-64 and AArch64 with 48-bit virtual addresses (Linux, macOS). No
+// malloc of more can succeed on those machines, so such a size is a mistake known at build time;
+// a smaller one that the machine cannot hold still fails at run time, through tsl_alloc.
+constexpr int64_t kMaxAllocationBytes = int64_t{1} << 47;
 
 class StmtEmitter : public StmtFunctor<void(const Stmt&)> {
  public:
@@ -309,12 +316,21 @@ void StmtEmitter::VisitStmt_(const AllocateNode* op) {
   std::string st = StorageCType(op->dtype);
   int64_t elem_bytes = op->dtype.is_bool() ? 1 : op->dtype.bytes();
   auto extent = AsConstInt(op->extents[0]);
+  // In 128 bits: an extent near 2^63 times the element size must not wrap to a small size.
+  __int128 total = extent ? static_cast<__int128>(*extent) * elem_bytes : 0;
+  if (total > kMaxAllocationBytes) {
+    std::string size = total > INT64_MAX ? "more than 2^63" : std::to_string(int64_t(total));
+    TVM_FFI_THROW(ValueError) << fn << ": the allocation of " << op->buffer_var->name_hint
+                              << " needs " << size << " bytes (" << *extent << " x " << op->dtype
+                              << "), more than the limit of " << kMaxAllocationBytes
+                              << " bytes (kMaxAllocationBytes: a 48-bit address space)";
+  }
   Line("{");
   ++indent_;
   PushBlock();
   Declare(op->buffer_var, op->dtype);
   std::string name = cg_->VarRef(op->buffer_var);
-  if (extent && *extent > 0 && *extent * elem_bytes <= kMaxStackBytes) {
+  if (extent && *extent > 0 && total <= kMaxStackBytes) {
     Line(st + " " + name + "[" + std::to_string(*extent) + "] __attribute__((aligned(64)));");
     VisitStmt(op->body);
     PopBlock();

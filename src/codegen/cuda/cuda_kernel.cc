@@ -18,9 +18,11 @@
 #include <tvm/ffi/error.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -45,6 +47,34 @@ const char* const kCudaReserved[] = {
     "asm",       "constexpr", "decltype", "static_cast", "noexcept"};
 
 bool IsSharedScope(const std::string& s) { return s == "shared" || s == "shared.dyn"; }
+
+// CUDA's own limits on a kernel's memory, checked here because past them NVRTC fails with the
+// reason buried under its warnings (static shared memory), or compiles a kernel that can never
+// launch (dynamic shared, local arrays): a constant size over a limit is known at build time.
+//
+// Statically sized __shared__ arrays of one kernel: 48 KiB on every architecture.
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+// All shared memory of one block with the opt-in for more than 48 KiB: 227 KiB on sm_90 and
+// sm_100, the most of any architecture (sm_80: 163 KiB, sm_86/sm_89: 99 KiB fail at launch).
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+// Local memory (a thread's own arrays): 512 KiB per thread since sm_20.
+constexpr int64_t kMaxLocalBytes = 512 * 1024;
+
+// `extent` elements of `t` in bytes, saturated so that a huge extent does not wrap.
+int64_t AllocationBytes(int64_t extent, DataType t) {
+  int64_t elem = t.is_bool() ? 1 : t.bytes();
+  if (extent > INT64_MAX / elem) return INT64_MAX;
+  return extent * elem;
+}
+
+[[noreturn]] void OverLimit(const std::string& what, int64_t bytes, const char* limit_name,
+                            int64_t limit, const std::string& advice, const std::string& kernel) {
+  CudaUnsupported(what + " needs " +
+                      (bytes == INT64_MAX ? "more than 2^63" : std::to_string(bytes)) +
+                      " bytes, more than the limit of " + std::to_string(limit) + " bytes (" +
+                      limit_name + ")" + advice,
+                  kernel);
+}
 
 // A 64/128-bit access type for `lanes` elements of `elem`, and whether lanes are its .x/.y/.z/.w
 // members (else they are read through a pointer to the element type).
@@ -202,6 +232,7 @@ class Kernel : public GpuKernel {
   arith::Analyzer analyzer_;
   bool grid_sync_ = false;
   bool block_size_known_ = true;
+  int64_t static_shared_bytes_ = 0;  // the constant __shared__ arrays declared so far
   // Buffers that wgmma accumulates into, and those of them allocated around the current statement
   // (C name, element count).
   std::unordered_set<const VarNode*> wgmma_accs_;
@@ -540,6 +571,19 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
     }
     Line(st + "* " + n + " = (" + st + "*)(tsl_dyn_smem + " + Scalar(dyn->second) + ");");
   } else if (extent && *extent > 0) {
+    int64_t bytes = AllocationBytes(*extent, op->dtype);
+    std::string what = "the " + scope + " allocation of " + std::string(op->buffer_var->name_hint) +
+                       " (" + std::to_string(*extent) + " x " + op->dtype.str() + ")";
+    if (scope == "shared") {
+      static_shared_bytes_ = std::min(INT64_MAX - bytes, static_shared_bytes_) + bytes;
+      if (static_shared_bytes_ > kMaxStaticSharedBytes) {
+        OverLimit(what + " with the kernel's other static shared memory", static_shared_bytes_,
+                  "kMaxStaticSharedBytes", kMaxStaticSharedBytes,
+                  "; scope shared.dyn allows up to " + std::to_string(kMaxSharedBytes), name_);
+      }
+    } else if (bytes > kMaxLocalBytes) {
+      OverLimit(what, bytes, "kMaxLocalBytes, per thread", kMaxLocalBytes, "", name_);
+    }
     std::string prefix = scope == "shared" ? "__shared__ " : "";
     // A swizzled layout repeats every 8 rows of its swizzle width: its base must be that aligned.
     int64_t align = std::max<int64_t>(16, 8 * transform::SwizzleBytes(op));
@@ -571,8 +615,16 @@ std::string Kernel::Run(bool* uses_grid_sync) {
     if (load) wgmma_accs_.insert(load->buffer->data.get());
     if (const auto* v = call->args[0].as<VarNode>()) wgmma_accs_.insert(v);
   });
-  for (const auto& a : transform::DynamicSharedLayout(func_).allocations) {
+  transform::DynamicSharedLayoutInfo dyn_layout = transform::DynamicSharedLayout(func_);
+  for (const auto& a : dyn_layout.allocations) {
     dyn_offsets_[a.buffer_var.get()] = a.offset;
+  }
+  // -1: not a constant (sized at launch).
+  int64_t dyn_bytes = -1;
+  if (dyn_layout.total_bytes.defined()) dyn_bytes = AsConstInt(dyn_layout.total_bytes).value_or(-1);
+  if (dyn_bytes > kMaxSharedBytes) {
+    OverLimit("the dynamic shared memory (shared.dyn allocations)", dyn_bytes, "kMaxSharedBytes",
+              kMaxSharedBytes, "", name_);
   }
   std::vector<std::string> params;
   std::vector<transform::KernelTensorMap> maps = transform::KernelTensorMaps(func_);
@@ -628,6 +680,10 @@ std::string Kernel::Run(bool* uses_grid_sync) {
   for (const std::string& line : map_lines) Line(line);
   VisitStmt(func_->body);
   *uses_grid_sync = grid_sync_;
+  if (dyn_bytes >= 0 && dyn_bytes + static_shared_bytes_ > kMaxSharedBytes) {
+    OverLimit("the static and dynamic shared memory together", dyn_bytes + static_shared_bytes_,
+              "kMaxSharedBytes", kMaxSharedBytes, "", name_);
+  }
 
   std::ostringstream head;
   head << "extern \"C\" __global__ void ";

@@ -1,9 +1,26 @@
 // Formatting of parser errors.
 #include "ir/parser/diagnostics.h"
 
+#include <tessel/support/env.h>
+#include <tvm/ffi/error.h>
+
+#include <cstdlib>
+#include <string>
+
 namespace tessel {
 namespace ir {
 namespace parser {
+
+int64_t MaxSourceLines() {
+  std::string value = support::GetEnv("TESSEL_MAX_SOURCE_LINES");
+  char* end = nullptr;
+  long long n = std::strtoll(value.c_str(), &end, 10);
+  if (end == value.c_str() || *end != '\0' || n <= 0) {
+    TVM_FFI_THROW(ValueError) << "environment variable TESSEL_MAX_SOURCE_LINES=" << value
+                              << " is not a positive number of lines";
+  }
+  return n;
+}
 
 Source::Source(std::string name, const std::string& text, int line_offset, int col_offset)
     : name_(std::move(name)),
@@ -11,9 +28,17 @@ Source::Source(std::string name, const std::string& text, int line_offset, int c
       text_(text),
       line_offset_(line_offset),
       col_offset_(col_offset) {
+  int64_t limit = MaxSourceLines();
   line_starts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i) {
-    if (text_[i] == '\n') line_starts_.push_back(i + 1);
+    if (text_[i] != '\n') continue;
+    // A last line without its newline counts too, so a text ending in '\n' is the edge case.
+    if (static_cast<int64_t>(line_starts_.size()) >= limit && i + 1 < text_.size()) {
+      throw ParseError{name_ + ": error: the text has more than " + std::to_string(limit) +
+                       " lines, the parser's limit (TESSEL_MAX_SOURCE_LINES, default " +
+                       std::to_string(kDefaultMaxSourceLines) + ")"};
+    }
+    line_starts_.push_back(i + 1);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <tessel/ir/span.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,18 @@ struct ParseError {
 // a stack overflow.
 constexpr int kMaxNesting = 256;
 
+// The most lines one source may have unless TESSEL_MAX_SOURCE_LINES says otherwise. Parsing keeps
+// every token and syntax node at once: 10^6 lines of statements take about 30 s and 2 GiB, so 10^7
+// would take minutes and tens of GiB. A larger text is refused before the lexer runs.
+constexpr int64_t kDefaultMaxSourceLines = 1000000;
+// The limit in force: TESSEL_MAX_SOURCE_LINES when set (a positive integer), else the default.
+int64_t MaxSourceLines();
+
 // The text being parsed and how its positions are reported. A Python function's source arrives
 // dedented and cut at its `def`: line_offset and col_offset map positions back to the user's file.
 class Source {
  public:
+  // Throws ParseError when `text` has more lines than the limit (see kDefaultMaxSourceLines).
   Source(std::string name, const std::string& text, int line_offset = 0, int col_offset = 0);
 
   const std::string& text() const { return text_; }

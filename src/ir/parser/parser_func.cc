@@ -359,8 +359,8 @@ PrimExpr Parser::ParseStandaloneExpr(const Map<String, Any>& vars) {
 }  // namespace parser
 
 ObjectRef ParseSource(const std::string& text, const ParseOptions& options) {
-  parser::Source src(options.source_name, text, options.line_offset, options.col_offset);
   try {
+    parser::Source src(options.source_name, text, options.line_offset, options.col_offset);
     parser::Parser p(src, &options);
     std::string name;
     return p.ParseFile(&name);
@@ -377,8 +377,8 @@ ObjectRef ParseText(const std::string& text, const std::string& source_name) {
 }
 
 IRModule ParseModule(const std::string& text, const std::string& source_name) {
-  parser::Source src(source_name, text);
   try {
+    parser::Source src(source_name, text);
     parser::Parser p(src);
     std::string name;
     ObjectRef r = p.ParseFile(&name);
@@ -394,8 +394,8 @@ IRModule ParseModule(const std::string& text, const std::string& source_name) {
 
 PrimExpr ParseExpr(const std::string& text, const Map<String, Any>& vars,
                    const std::string& source_name) {
-  parser::Source src(source_name, text);
   try {
+    parser::Source src(source_name, text);
     parser::Parser p(src);
     return p.ParseStandaloneExpr(vars);
   } catch (const parser::ParseError& e) {
