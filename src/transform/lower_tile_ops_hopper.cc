@@ -541,18 +541,6 @@ class Hopper : public TileLowering {
     for (const WgmmaGemm& g : plan_.gemms) gemms[g.call] = &g;
     std::unordered_set<const CallNode*> copies;
     for (const TmaCopy& c : plan_.copies) copies.insert(c.call);
-    // Two warpgroups take turns to issue their gemms (named barriers 3 and 4, "ping-pong"), so
-    // that one's gemm runs on the tensor cores while the other does its element-wise work. The
-    // second warpgroup opens the first turn and leaves out its last hand-over, so that each
-    // barrier is synced as often as it is arrived at.
-    bool pingpong = consumers_ == 256;
-    PrimExpr w = floordiv(tx_, Int32(128));
-    const CallNode* last_gemm = nullptr;
-    for (const Stmt& st : FlattenSeq(loop->body)) {
-      const CallNode* call = TileCall(st);
-      if (call && gemms.count(call)) last_gemm = call;
-    }
-    PrimExpr last_ko = add(loop->min, sub(loop->extent, MakeConst(loop->extent.dtype(), 1)));
     std::vector<Stmt> body;
     body.push_back(Intrin("ptx_mbarrier_wait", {AddressOf(bars_, s), phase}));
     for (const Stmt& st : FlattenSeq(loop->body)) {
@@ -560,18 +548,9 @@ class Hopper : public TileLowering {
       if (call && copies.count(call)) continue;  // the producer's
       if (call && gemms.count(call)) {
         body.push_back(Pack(*gemms[call]));
-        if (pingpong)
-          body.push_back(Intrin("ptx_named_barrier_sync", {add(w, Int32(3)), Int32(256)}));
         body.push_back(Intrin("ptx_wgmma_fence", {}));
         for (Stmt& step : WgmmaSteps(*gemms[call], s)) body.push_back(step);
         body.push_back(Intrin("ptx_wgmma_commit_group", {}));
-        if (pingpong) {
-          Stmt hand = Intrin("ptx_named_barrier_arrive", {sub(Int32(4), w), Int32(256)});
-          if (call == last_gemm) {
-            hand = IfThenElse(Or(EQ(w, Int32(0)), LT(ko, cast(ko.dtype(), last_ko))), hand);
-          }
-          body.push_back(hand);
-        }
         body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
         continue;
       }
@@ -580,12 +559,6 @@ class Hopper : public TileLowering {
     body.push_back(IfThenElse(
         lane0, Intrin("ptx_mbarrier_arrive", {AddressOf(bars_, add(s, Int32(plan_.stages)))})));
     Stmt main = For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
-    if (pingpong) {
-      Stmt open =
-          IfThenElse(And(EQ(w, Int32(1)), GT(loop->extent, MakeConst(loop->extent.dtype(), 0))),
-                     Intrin("ptx_named_barrier_arrive", {Int32(3), Int32(256)}));
-      main = SeqStmt::Flatten(Array<Stmt>{open, main});
-    }
     return WithSpan(main, loop->span);
   }
 

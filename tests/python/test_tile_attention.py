@@ -163,8 +163,8 @@ def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s):
 @pytest.mark.parametrize("d,causal", [(64, False), (128, True)])
 def test_ptxas_issues_the_attention_wgmmas_without_serializing_them(d, causal, tmp_path):
     # P is packed into 32-bit registers before the wgmma fence: packed after it, ptxas inserted a
-    # warpgroup arrive before each wgmma (C7519) and, with the ping-pong barriers, serialized them
-    # (C7520). Needs nvcc (ptxas's report); NVRTC does not print it.
+    # warpgroup arrive before each wgmma (C7519) and, with named barriers between the warpgroups,
+    # serialized them (C7520). Needs nvcc (ptxas's report); NVRTC does not print it.
     import shutil
     import subprocess
 
