@@ -1,6 +1,7 @@
 // Asks Z3 to prove every rule of the rewrite table, `condition => before == after`, with the
 // holes as free variables:
-// - a [wrap] rule under the IR's wrap-around semantics, for int8 and int32 holes;
+// - a [wrap] rule under the IR's wrap-around semantics, for holes of every integer dtype (int and
+//   uint of 8, 16, 32 and 64 bits);
 // - any other rule over the mathematical integers (an analyzer in assume_no_overflow mode, for
 //   int32 and int64 holes), which is what the rule engine relies on: it applies such a rule only
 //   where no step of the matched expression, the result or the condition leaves its dtype.
@@ -42,6 +43,17 @@ std::optional<PrimExpr> Claim(const RewriteRuleInfo& rule, DataType t) {
   }
 }
 
+// Wrap-around semantics differ at each width and signedness, so a [wrap] rule is proved at each.
+// A rule without [wrap] is proved over the mathematical integers, which covers every width: the
+// engine applies it only where no step leaves the dtype, and there each width computes the
+// mathematical value (int32 and int64 holes differ only in which literals fit). Unsigned
+// expressions get [wrap] rules only: the engine's no-overflow check refuses the others on them
+// (a subtraction's bounds leave the type).
+std::vector<DataType> WrapTypes() {
+  return {DataType::Int(8),  DataType::Int(16),  DataType::Int(32),  DataType::Int(64),
+          DataType::UInt(8), DataType::UInt(16), DataType::UInt(32), DataType::UInt(64)};
+}
+
 TEST(RuleZ3, EveryRuleIsProvedOrListed) {
   if (!Z3Prover::Available()) GTEST_SKIP() << "built without Z3";
   const std::vector<RewriteRuleInfo>& rules = RewriteRules();
@@ -49,9 +61,8 @@ TEST(RuleZ3, EveryRuleIsProvedOrListed) {
   std::vector<std::string> undecided;
   for (const RewriteRuleInfo& rule : rules) {
     std::string where = rule.file + ":" + std::to_string(rule.line);
-    std::vector<DataType> types = rule.wrap
-                                      ? std::vector<DataType>{DataType::Int(8), DataType::Int(32)}
-                                      : std::vector<DataType>{DataType::Int(32), DataType::Int(64)};
+    std::vector<DataType> types =
+        rule.wrap ? WrapTypes() : std::vector<DataType>{DataType::Int(32), DataType::Int(64)};
     bool all_proved = true;
     for (DataType t : types) {
       std::optional<PrimExpr> claim = Claim(rule, t);
