@@ -300,10 +300,23 @@ class Lexer {
           break;
         }
         default:
-          src_.Fail(esc, std::string("unknown escape sequence '\\") + e + "'");
+          src_.Fail(esc, "unknown escape sequence '\\" + CharText(pos_ - 1) + "'");
       }
     }
     Emit(Tok::kString, std::move(value), loc);
+  }
+
+  // The character starting at byte `at` as text for a message: its whole UTF-8 sequence, or \xNN
+  // for a byte that does not start a valid one (a message must stay valid UTF-8).
+  std::string CharText(size_t at) const {
+    auto byte = [&](size_t i) { return static_cast<unsigned char>(text_[i]); };
+    unsigned char c = byte(at);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = n > 0 && at + n <= text_.size();
+    for (size_t i = 1; ok && i < n; ++i) ok = (byte(at + i) >> 6) == 2;
+    if (ok) return text_.substr(at, n);
+    static const char* hex = "0123456789abcdef";
+    return std::string("\\x") + hex[c >> 4] + hex[c & 15];
   }
 
   uint32_t ReadHex(int digits, Loc esc) {
@@ -346,7 +359,7 @@ class Lexer {
     }
     unsigned char c = static_cast<unsigned char>(text_[pos_]);
     if (c >= 0x20 && c < 0x7F) {
-      src_.Fail(loc, std::string("unexpected character '") + text_[pos_] + "'");
+      src_.Fail(loc, "unexpected character '" + CharText(pos_) + "'");
     }
     char buf[8];
     std::snprintf(buf, sizeof(buf), "0x%02X", c);

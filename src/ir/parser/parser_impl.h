@@ -201,6 +201,7 @@ class Parser : public Syntax {
   // Folds items, last first, so long chains of binders build without recursion.
   Stmt FoldItems(std::vector<Item>* items, Loc loc);
   void ParseStatement(SuiteContext ctx, std::vector<Item>* items);
+  void ParseStatementUnguarded(SuiteContext ctx, std::vector<Item>* items);
   Stmt ParseFor();
   Stmt ParseWhile();
   Stmt ParseIf();

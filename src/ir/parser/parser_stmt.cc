@@ -47,6 +47,19 @@ Stmt Parser::ParseSuite(SuiteContext ctx) {
 }
 
 void Parser::ParseStatement(SuiteContext ctx, std::vector<Item>* items) {
+  // A safety net under the checks that name what is wrong: an error the IR's constructors raise
+  // while this statement is built gets the statement's line and column (the innermost statement's,
+  // as nested statements catch first). Depth limits keep their own kind.
+  Loc loc = Peek().loc;
+  try {
+    ParseStatementUnguarded(ctx, items);
+  } catch (const tvm::ffi::Error& e) {
+    if (e.kind() == "RecursionError") throw;
+    Fail(loc, e.message());
+  }
+}
+
+void Parser::ParseStatementUnguarded(SuiteContext ctx, std::vector<Item>* items) {
   const Token& t = Peek();
   if (t.kind == Tok::kIndent) Fail(t.loc, "unexpected indent");
   if (t.kind == Tok::kName) {
