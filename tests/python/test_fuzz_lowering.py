@@ -13,11 +13,15 @@ unrolled, vectorized), blocks with spatial and reduce axes bound by `T.axis.rema
 not divide the extent), loops in any order around a block (reduce loops outside spatial ones
 too), `T.init` for sums, max and min, index expressions with affine combinations and `//`, `%`,
 `T.min`, `T.max` by constants and by symbolic extents, `T.if_then_else` and `if`/`else`
-statements on indices and on data, float32 or int32 data with `//` and `%` on negative values,
-plain loops without blocks, several input buffers, intermediate buffers (`T.alloc_buffer`)
-consumed by later nests or produced and consumed inside a shared outer loop (so that the
-allocation moves into the loop and compacts), symbolic shapes (`n`, `m`) declared by a buffer
-shape or by `T.int32()` and `T.match_buffer`, and an int32 scalar parameter.
+statements on indices and on data, float32 or int32 data (`//`, `%`, `T.truncdiv`,
+`T.truncmod` by negative and positive constants, bitwise operations and shifts; in some functions
+values and constants over the whole int32 range, so that `+ - * <<` wrap around), extents of 1 to
+7 and now and then up to 17 (vectorized loops with a remainder), fused loops bound as `f // d`
+and `f % d`, plain loops without blocks, several input buffers, intermediate buffers
+(`T.alloc_buffer`, global or `scope="local"`) consumed by later nests or produced and consumed
+inside a shared outer loop (a local one then moves into the loop and compacts to a row),
+symbolic shapes (`n`, `m`) declared by a buffer shape or by `T.int32()` and `T.match_buffer`, and
+an int32 scalar parameter.
 
 Several functions go into one `@I.ir_module` per build so that one C compile checks many
 programs. Each seed runs in a child process, so a crash fails one test with the seed and batch;
@@ -64,7 +68,7 @@ def tvm(e):
         return f"T.float32({e[1]!r})"
     if k == "bin":
         _, op, a, b, _ty = e
-        if op in ("max", "min"):
+        if op in ("max", "min", "truncdiv", "truncmod"):
             return f"T.{op}({tvm(a)}, {tvm(b)})"
         return f"({tvm(a)} {op} {tvm(b)})"
     if k == "read":
@@ -94,7 +98,9 @@ def py(e):
         _, op, a, b, ty = e
         if op in ("max", "min"):
             return f"{op}({py(a)}, {py(b)})"
-        if ty == "i" and op in ("+", "-", "*"):
+        if op in ("truncdiv", "truncmod"):
+            return f"{op.upper()}({py(a)}, {py(b)})"
+        if ty == "i" and op in ("+", "-", "*", "<<"):
             return f"W({py(a)} {op} {py(b)})"
         # Python's // and % on ints are floor division and modulo, the IR's // and %.
         return f"({py(a)} {op} {py(b)})"
@@ -119,6 +125,15 @@ def W(x):
     return (x + 2**31) % 2**32 - 2**31
 
 
+def TRUNCDIV(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def TRUNCMOD(a, b):
+    return a - TRUNCDIV(a, b) * b
+
+
 class Dim:
     """A buffer extent: a constant, or a symbolic variable with the value it is bound to."""
 
@@ -141,8 +156,9 @@ class Atom:
 
 
 class Buf:
-    def __init__(self, name, shape, dtype, role):
+    def __init__(self, name, shape, dtype, role, scope="global"):
         self.name, self.shape, self.dtype, self.role = name, shape, dtype, role
+        self.scope = scope
 
     @property
     def ty(self):
@@ -180,7 +196,8 @@ class FuncGen:
     def dim(self):
         if self.syms and self.r.random() < 0.35:
             return self.r.choice(self.syms)
-        return Dim(self.r.randint(1, 7))
+        # Now and then an extent past the vector width, so vectorized loops get a remainder.
+        return Dim(self.r.randint(1, 7) if self.r.random() < 0.93 else self.r.randint(8, 17))
 
     def emit(self, indent, tvm_line, py_line=None):
         self.text.append((indent, tvm_line))
@@ -285,8 +302,15 @@ class FuncGen:
             return ("ite", self.cond(atoms), self.value(atoms, depth - 1),
                     self.value(atoms, depth - 1))
         if ty == "i":
-            return ("bin", r.choice(["//", "%"]), self.value(atoms, depth - 1),
-                    ("int", r.choice([-5, -3, -2, 2, 3, 4, 5, 7])), "i")
+            op = r.choice(["//", "%", "//", "%", "truncdiv", "truncmod", "&", "|", "^", "<<",
+                           ">>"])
+            if op in ("<<", ">>"):
+                b = ("int", r.choice([0, 1, 3, 16, 31]))
+            elif op in ("&", "|", "^"):
+                b = self.value(atoms, depth - 1)
+            else:
+                b = ("int", r.choice([-5, -3, -2, 2, 3, 4, 5, 7]))
+            return ("bin", op, self.value(atoms, depth - 1), b, "i")
         return ("bin", "*", self.value(atoms, depth - 1), ("flt", 0.5), "f")
 
     # -- buffers --
@@ -303,7 +327,7 @@ class FuncGen:
     def new_target(self, shape):
         """The buffer a nest writes: a new output, or an intermediate that later nests read."""
         if self.r.random() < 0.4:
-            b = Buf(self.fresh("T"), shape, self.dtype, "tmp")
+            b = Buf(self.fresh("T"), shape, self.dtype, "tmp", self.scope())
             self.allocs.append(b)
         else:
             b = Buf(self.fresh("O"), shape, self.dtype, "out")
@@ -381,12 +405,30 @@ class FuncGen:
         first spatial axis (the fused producer/consumer nests)."""
         r = self.r
         axes = []  # (block var, S/R, dim, binding, predicate, loops)
-        for k, d in [("S", d) for d in spatial] + [("R", d) for d in reduce]:
+        dims = [("S", d) for d in spatial] + [("R", d) for d in reduce]
+        n = 0
+        while n < len(dims):
+            k, d = dims[n]
             if outer is not None and k == "S" and not axes:
                 axes.append((self.fresh("v"), k, d, ("var", outer), None, []))
+                n += 1
+                continue
+            if n + 1 < len(dims) and dims[n + 1][0] == k and r.random() < 0.25:
+                # Two axes from one fused loop: f // d1 and f % d1.
+                d1 = dims[n + 1][1]
+                f = self.fresh("i")
+                ext = (("int", d.value * d1.value) if not (d.name or d1.name) else
+                       ("bin", "*", d.node(), d1.node(), "i"))
+                loop = dict(var=f, ext=ext, value=d.value * d1.value, axis=k)
+                axes.append((self.fresh("v"), k, d, ("bin", "//", ("var", f), d1.node(), "i"),
+                             None, [loop]))
+                axes.append((self.fresh("v"), k, d1, ("bin", "%", ("var", f), d1.node(), "i"),
+                             None, []))
+                n += 2
                 continue
             loops, bind, pred = self.axis_loops(d, k)
             axes.append((self.fresh("v"), k, d, bind, pred, loops))
+            n += 1
         loops = [lp for a in axes for lp in a[5]]
         if r.random() < 0.4:
             r.shuffle(loops)
@@ -505,12 +547,16 @@ class FuncGen:
         self.pyl.append((pyindent + len(guards),
                          f"{target.name}[{', '.join(py(i) for i in idx)}] = {py(val)}"))
 
+    def scope(self):
+        # CompactBufferAllocation shrinks and moves only "local" (and "shared") buffers.
+        return self.r.choice(["global", "local", "local"])
+
     def fused(self, indent):
         """A shared outer loop around a producer of an intermediate row and its consumer, which
         reads only that row: lowering moves the allocation into the loop and compacts it."""
         r = self.r
         d0, d1 = self.dim(), self.dim()
-        tmp = Buf(self.fresh("T"), [d0, d1], self.dtype, "tmp")
+        tmp = Buf(self.fresh("T"), [d0, d1], self.dtype, "tmp", self.scope())
         self.allocs.append(tmp)
         o = self.fresh("i")
         kind = r.choice(["range", "serial", "parallel"])
@@ -590,7 +636,9 @@ class FuncGen:
         if self.handles:
             lines += [f"    {s.name} = T.int32()" for s in self.syms]
             lines += [f"    {h}" for h in head]
-        lines += [f'    {b.name} = T.alloc_buffer({shape(b)}, "{self.dtype}")' for b in self.allocs]
+        lines += [f'    {b.name} = T.alloc_buffer({shape(b)}, "{self.dtype}"'
+                  + (f', scope="{b.scope}")' if b.scope != "global" else ")")
+                  for b in self.allocs]
         lines += ["    " * i + t for i, t in self.text]
         return "\n".join(lines) + "\n"
 
@@ -610,7 +658,7 @@ class FuncGen:
 def make_program(rng, name):
     g = FuncGen(rng, name).generate()
     text = g.script()
-    env = {"np": np, "F": np.float32, "W": W}
+    env = {"np": np, "F": np.float32, "W": W, "TRUNCDIV": TRUNCDIV, "TRUNCMOD": TRUNCMOD}
     exec(compile(g.reference(), f"<ref {name}>", "exec"), env)
     return g, text, env["ref"]
 
@@ -643,7 +691,9 @@ def check(fn, g, ref, rng):
     """None, or what went wrong running one built function against the interpreter."""
     arrays = make_inputs(g, rng)
     expect = [a.copy() for a in arrays]
-    ref(*expect, *[s.value for s in g.syms], g.scalar_value)
+    # float32 may overflow to inf (a max's lowest value doubled), in C as here.
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref(*expect, *[s.value for s in g.syms], g.scalar_value)
     args = list(arrays) + ([g.scalar_value] if g.scalar else [])
     fn(*args)
     for b, got, want in zip(g.params, arrays, expect):
@@ -707,6 +757,7 @@ def fuzz(seed, seconds, only=None, show=False):
     batch = 0 if only is None else only
     with ThreadPoolExecutor(jobs) as pool:
         while True:
+            started = time.monotonic()
             group = [make_batch(seed, b) for b in range(batch, batch + jobs)]
             print(f"batch {batch} (building {jobs})", flush=True)
             mods = list(pool.map(build, [text for _, _, text in group]))
@@ -721,7 +772,9 @@ def fuzz(seed, seconds, only=None, show=False):
                     return 1
                 count += len(progs)
             batch += jobs
-            if only is not None or time.monotonic() > deadline:
+            # Stop when another group would likely end past the deadline.
+            now = time.monotonic()
+            if only is not None or now + (now - started) / 2 > deadline:
                 break
     print(f"programs {count}", flush=True)
     return 0
