@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 #include <utility>
 
 namespace tessel {
@@ -32,6 +33,19 @@ PassContextNode* Mutable(const PassContext& ctx) { return const_cast<PassContext
 std::vector<PassContext>& ContextStack() {
   thread_local std::vector<PassContext> stack;
   return stack;
+}
+
+// What the runs of one thread under one context share: the nesting depth, and the records the
+// outermost run made (its timing table). Per thread, because threads may enter one context at the
+// same time; each then nests from 0 and prints only its own runs.
+struct ThreadRunState {
+  int depth = 0;
+  std::vector<size_t> records;
+};
+
+std::unordered_map<const PassContextNode*, ThreadRunState>& ThreadRunStates() {
+  thread_local std::unordered_map<const PassContextNode*, ThreadRunState> states;
+  return states;
 }
 
 bool SameOptions(const PassContextNode* a, const PassContextNode* b) {
@@ -82,12 +96,18 @@ std::string FormatErrors(const std::vector<VerifyError>& errors) {
 
 class PassRunner {
  public:
-  explicit PassRunner(PassContext ctx) : ctx_(std::move(ctx)), node_(Mutable(ctx_)) {}
+  explicit PassRunner(PassContext ctx)
+      : ctx_(std::move(ctx)), node_(Mutable(ctx_)), state_(ThreadRunStates()[node_]) {}
 
   IRModule Run(const Pass& pass, IRModule mod) {
-    bool top = node_->depth == 0;
-    size_t first_record = node_->timings.size();
-    if (top && node_->verify_each) {
+    bool top = state_.depth == 0;
+    if (!top) return RunInstrumented(pass, std::move(mod));
+    // The outermost run on this thread drops the thread's state when done, even on a throw.
+    struct Forget {
+      const PassContextNode* node;
+      ~Forget() { ThreadRunStates().erase(node); }
+    } forget{node_};
+    if (node_->verify_each) {
       std::vector<VerifyError> errors = VerifyWellFormed(mod);
       if (!errors.empty()) {
         TVM_FFI_THROW(ValueError) << "the input of pass " << pass->name
@@ -95,9 +115,12 @@ class PassRunner {
       }
     }
     IRModule out = RunInstrumented(pass, std::move(mod));
-    if (top && node_->print_timing) {
+    if (node_->print_timing) {
       PassContextNode partial;
-      partial.timings.assign(node_->timings.begin() + first_record, node_->timings.end());
+      {
+        std::lock_guard<std::mutex> lock(node_->mutex);
+        for (size_t r : state_.records) partial.timings.push_back(node_->timings[r]);
+      }
       std::cerr << partial.FormatTimings() << std::flush;
     }
     return out;
@@ -106,18 +129,23 @@ class PassRunner {
  private:
   // Restores the depth even when a pass throws, so the context stays usable.
   struct DepthGuard {
-    PassContextNode* ctx;
-    explicit DepthGuard(PassContextNode* c) : ctx(c) { ++ctx->depth; }
-    ~DepthGuard() { --ctx->depth; }
+    ThreadRunState* state;
+    explicit DepthGuard(ThreadRunState* s) : state(s) { ++state->depth; }
+    ~DepthGuard() { --state->depth; }
   };
 
   IRModule RunInstrumented(const Pass& pass, IRModule mod) {
-    size_t record = node_->timings.size();
-    node_->timings.push_back(PassTiming{std::string(pass->name), node_->depth, 0.0});
+    size_t record;
+    {
+      std::lock_guard<std::mutex> lock(node_->mutex);
+      record = node_->timings.size();
+      node_->timings.push_back(PassTiming{std::string(pass->name), state_.depth, 0.0});
+    }
+    state_.records.push_back(record);
     auto start = std::chrono::steady_clock::now();
     IRModule out = mod;
     {
-      DepthGuard guard(node_);
+      DepthGuard guard(&state_);
       if (const auto* seq = pass.as<SequentialNode>()) {
         for (const Pass& p : seq->passes) {
           if (p->opt_level > node_->opt_level) continue;
@@ -132,7 +160,11 @@ class PassRunner {
       }
     }
     std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    node_->timings[record].seconds = elapsed.count();
+    {
+      std::lock_guard<std::mutex> lock(node_->mutex);
+      // Indexed, not held: another thread's push_back may have moved the vector meanwhile.
+      node_->timings[record].seconds = elapsed.count();
+    }
     return out;
   }
 
@@ -142,7 +174,11 @@ class PassRunner {
       TVM_FFI_THROW(TypeError) << "pass " << pass->name << " is a " << pass->GetTypeKey()
                                << ", which has no function to run";
     }
-    int64_t index = node_->pass_counter++;
+    int64_t index;
+    {
+      std::lock_guard<std::mutex> lock(node_->mutex);
+      index = node_->pass_counter++;
+    }
     bool dump = !node_->dump_dir.empty();
     std::string name = pass->name;
     if (dump && !node_->dump_changed_only) {
@@ -183,6 +219,7 @@ class PassRunner {
 
   PassContext ctx_;
   PassContextNode* node_;
+  ThreadRunState& state_;  // a node of an unordered_map: stays put while other keys come and go
 };
 
 struct Registry {
@@ -198,16 +235,28 @@ struct Registry {
 
 // ---- PassContext ----
 
+int PassContextNode::DepthOnThisThread() const {
+  auto& states = ThreadRunStates();
+  auto it = states.find(this);
+  return it == states.end() ? 0 : it->second.depth;
+}
+
+std::vector<PassTiming> PassContextNode::Timings() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return timings;
+}
+
 std::string PassContextNode::FormatTimings() const {
+  std::vector<PassTiming> records = Timings();
   double total = 0;
-  for (const PassTiming& t : timings) {
+  for (const PassTiming& t : records) {
     if (t.depth == 0) total += t.seconds;
   }
   std::ostringstream os;
   os << "pass timing: " << std::fixed << std::setprecision(3) << total * 1e3 << " ms in total\n";
   os << std::setw(10) << "ms" << std::setw(8) << "%"
      << "  pass\n";
-  for (const PassTiming& t : timings) {
+  for (const PassTiming& t : records) {
     double share = total > 0 ? 100.0 * t.seconds / total : 0.0;
     os << std::setw(10) << std::setprecision(3) << t.seconds * 1e3 << std::setw(8)
        << std::setprecision(1) << share << "  " << std::string(2 * t.depth, ' ') << t.name << "\n";

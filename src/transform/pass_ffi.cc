@@ -65,7 +65,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("tessel.transform.PassContextTimings",
            [](PassContext ctx) {
              Array<Map<String, Any>> out;
-             for (const PassTiming& t : ctx->timings) {
+             for (const PassTiming& t : ctx->Timings()) {
                Map<String, Any> m;
                m.Set("name", String(t.name));
                m.Set("depth", static_cast<int64_t>(t.depth));
@@ -77,7 +77,10 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("tessel.transform.PassContextFormatTimings",
            [](PassContext ctx) { return String(ctx->FormatTimings()); })
       .def("tessel.transform.PassContextClearTimings",
-           [](PassContext ctx) { const_cast<PassContextNode*>(ctx.get())->timings.clear(); })
+           [](PassContext ctx) {
+             std::lock_guard<std::mutex> lock(ctx->mutex);
+             const_cast<PassContextNode*>(ctx.get())->timings.clear();
+           })
       .def("tessel.transform.CreateModulePass",
            [](tvm::ffi::Function func, int64_t opt_level, String name) {
              return CreateModulePass(std::move(func), opt_level, std::move(name));

@@ -172,6 +172,30 @@ def test_threads_parse_lower_and_print():
     assert "affine_7" in results[0]
 
 
+def test_threads_share_one_pass_context():
+    # One context entered on every thread at once. Its nesting depth used to be one counter for
+    # all threads, so a thread's outermost run counted as nested in another thread's (and skipped
+    # the top-level verification and timing table), and the timing records were appended without
+    # a lock.
+    mods = [tessel.parse(affine_text(k)) for k in range(2, 2 + THREADS)]
+    alone = tessel.transform.PassContext()
+    with alone:
+        tessel.lower(mods[0])
+    per_run = alone.timings()
+    shared = tessel.transform.PassContext()
+
+    def work(i: int) -> None:
+        with shared:
+            for _ in range(20):
+                tessel.lower(mods[i])
+
+    run_together(work, THREADS)
+    records = shared.timings()
+    assert len(records) == THREADS * 20 * len(per_run)
+    assert sum(depth == 0 for _, depth, _ in records) == THREADS * 20
+    assert max(depth for _, depth, _ in records) == max(depth for _, depth, _ in per_run)
+
+
 # ---- (c) analyzers: one configured, one clone per thread ----
 
 

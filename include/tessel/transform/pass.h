@@ -21,6 +21,7 @@
 #include <tvm/ffi/function.h>
 
 #include <functional>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,13 +55,19 @@ class PassContextNode : public Object {
   bool print_timing = false;
   bool verify_each = false;
 
-  // Records of the runs made under this context, oldest first.
+  // Records of the runs made under this context, oldest first; guarded by `mutex`, since threads
+  // that enter one context append to it at the same time.
   std::vector<PassTiming> timings;
-  // The number the next leaf pass takes in dump file names.
+  // The number the next leaf pass takes in dump file names; guarded by `mutex`.
   int64_t pass_counter = 0;
-  // Nesting depth of the pass now running (0 when idle).
-  int depth = 0;
+  mutable std::mutex mutex;
 
+  // Nesting depth of the pass this thread is running under this context (0 when idle). Kept per
+  // thread: a run on another thread is not nested in this one.
+  int DepthOnThisThread() const;
+
+  // A copy of the timing records, taken under the lock.
+  std::vector<PassTiming> Timings() const;
   // The timing records as a table: milliseconds, share of the top-level total, name.
   std::string FormatTimings() const;
 

@@ -284,7 +284,7 @@ TEST(VerifyEach, NamesThePassThatBrokeTheIR) {
     EXPECT_NE(e.message().find("'ghost'"), std::string::npos) << e.message();
   }
   EXPECT_EQ(log, std::vector<std::string>{"fine"});
-  EXPECT_EQ(ctx->depth, 0);  // restored after the throw
+  EXPECT_EQ(ctx->DepthOnThisThread(), 0);  // restored after the throw
   // Without verification the broken module goes through.
   Edit(ctx)->verify_each = false;
   EXPECT_NO_THROW(Breaker()(Kernel(), ctx));
