@@ -7,12 +7,14 @@
 // become rings of `stages` copies (each stage rounded to 1024 bytes, the 128-byte swizzle's atom,
 // so every stage starts aligned), written by TMA with the swizzle their wgmma descriptors name.
 // Per stage, a "full" mbarrier (one arrival plus the TMA bytes) and an "empty" one (one arrival per
-// consumer warp). Iteration i of the loop uses stage i % stages in phase (i / stages) % 2:
+// consumer warp); in the fused form a pair per copy and stage, otherwise one pair for all the
+// copies of a stage. Iteration i of the loop uses stage i % stages in phase (i / stages) % 2:
 // - producer (one thread): waits until the consumers released the stage, announces the bytes of
 //   its boxes, and issues the TMA loads (out-of-range elements arrive as zeros, and count);
 // - consumers: wait for the stage, run each T.gemm as wgmma m64nNk16 steps (warpgroup w takes rows
 //   64w .. 64w + 63 of A), commit, and keep one wgmma group in flight: the stage of the previous
 //   iteration is released once its group has completed (wait_group 1), the last after the loop.
+//   In the fused form the consumers run the loop's statements instead (FusedConsumerLoop).
 // The statements before and after the loop run on the consumers only, over fragments in their
 // planned layouts (the wgmma accumulator: register r of thread t is WgmmaElement(t, r);
 // replicated fragments: every consumer holds all of it). The mbarriers order every shared access,
@@ -20,6 +22,8 @@
 #include <tessel/ir/substitute.h>
 #include <tessel/transform/inject_shared_barriers.h>
 
+#include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -124,10 +128,12 @@ class Hopper : public TileLowering {
     }
 
     std::vector<Stmt> init;
-    for (int64_t s = 0; s < plan_.stages; ++s) {
-      init.push_back(Intrin("ptx_mbarrier_init", {AddressOf(bars_, Int32(s)), Int32(1)}));
-      init.push_back(Intrin("ptx_mbarrier_init",
-                            {AddressOf(bars_, Int32(plan_.stages + s)), Int32(consumers_ / 32)}));
+    for (int64_t g = 0; g < Groups(); ++g) {
+      for (int64_t s = 0; s < plan_.stages; ++s) {
+        init.push_back(Intrin("ptx_mbarrier_init", {FullBar(g, Int32(s)), Int32(1)}));
+        init.push_back(
+            Intrin("ptx_mbarrier_init", {EmptyBar(g, Int32(s)), Int32(consumers_ / 32)}));
+      }
     }
     init.push_back(Intrin("ptx_mbarrier_init", {PreloadBar(), Int32(1)}));
     init.push_back(Intrin("ptx_fence_mbarrier_init", {}));
@@ -280,11 +286,29 @@ class Hopper : public TileLowering {
         rings_.emplace_back(c.dst->data.get(), r);
       }
     }
-    // Full and empty barriers per stage, then one for the preloaded tiles.
-    bars_ = MakeBuffer("tile_bars", DataType::UInt(64), {Int32(2 * plan_.stages + 1)}, "shared");
+    // The fused form gives each copy its own barriers, so that the consumers wait for a tile
+    // where they first read it and release it after its last reader (attention's V is read a
+    // whole softmax later than its K); otherwise every gemm of an iteration reads every tile.
+    if (plan_.fused) {
+      for (const TmaCopy& c : plan_.copies) groups_.push_back({&c});
+    }
+    if (groups_.empty()) {
+      groups_.emplace_back();
+      for (const TmaCopy& c : plan_.copies) groups_.back().push_back(&c);
+    }
+    // Full and empty barriers per group and stage, then one for the preloaded tiles.
+    bars_ = MakeBuffer("tile_bars", DataType::UInt(64), {Int32(2 * Groups() * plan_.stages + 1)},
+                       "shared");
   }
 
-  PrimExpr PreloadBar() const { return AddressOf(bars_, Int32(2 * plan_.stages)); }
+  int64_t Groups() const { return static_cast<int64_t>(groups_.size()); }
+  PrimExpr FullBar(int64_t g, const PrimExpr& s) const {
+    return AddressOf(bars_, add(Int32(g * plan_.stages), s));
+  }
+  PrimExpr EmptyBar(int64_t g, const PrimExpr& s) const {
+    return AddressOf(bars_, add(Int32((Groups() + g) * plan_.stages), s));
+  }
+  PrimExpr PreloadBar() const { return AddressOf(bars_, Int32(2 * Groups() * plan_.stages)); }
 
   // The TMA loads of copy `c` into stage `stage_at` (an element offset) of its ring, block by
   // block, coordinates through `to_ko`.
@@ -400,15 +424,16 @@ class Hopper : public TileLowering {
     to_ko[loop->loop_var.get()] = ko;
     PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
     std::vector<Stmt> body;
-    body.push_back(Intrin("ptx_mbarrier_wait", {AddressOf(bars_, add(s, Int32(plan_.stages))),
-                                                bitwise_xor(phase, Int32(1))}));
-    int64_t bytes = 0;
-    for (const auto& [data, r] : rings_) bytes += r.preload ? 0 : r.tile_bytes;
-    body.push_back(Intrin("ptx_mbarrier_arrive_expect_tx", {AddressOf(bars_, s), Int32(bytes)}));
-    for (const TmaCopy& c : plan_.copies) {
-      for (Stmt& l :
-           TmaLoads(c, mul(s, Int32(RingOf(c.dst).stage_elems)), AddressOf(bars_, s), to_ko)) {
-        body.push_back(l);
+    for (int64_t g = 0; g < Groups(); ++g) {
+      body.push_back(Intrin("ptx_mbarrier_wait", {EmptyBar(g, s), bitwise_xor(phase, Int32(1))}));
+      int64_t bytes = 0;
+      for (const TmaCopy* c : groups_[g]) bytes += RingOf(c->dst).tile_bytes;
+      body.push_back(Intrin("ptx_mbarrier_arrive_expect_tx", {FullBar(g, s), Int32(bytes)}));
+      for (const TmaCopy* c : groups_[g]) {
+        for (Stmt& l :
+             TmaLoads(*c, mul(s, Int32(RingOf(c->dst).stage_elems)), FullBar(g, s), to_ko)) {
+          body.push_back(l);
+        }
       }
     }
     return For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
@@ -501,7 +526,7 @@ class Hopper : public TileLowering {
     PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
     PrimExpr lane0 = EQ(floormod(tx_, Int32(32)), Int32(0));
     std::vector<Stmt> body;
-    body.push_back(Intrin("ptx_mbarrier_wait", {AddressOf(bars_, s), phase}));
+    body.push_back(Intrin("ptx_mbarrier_wait", {FullBar(0, s), phase}));
     body.push_back(Intrin("ptx_wgmma_fence", {}));
     for (const WgmmaGemm& g : plan_.gemms) {
       for (Stmt& st : WgmmaSteps(g, s)) body.push_back(st);
@@ -512,54 +537,178 @@ class Hopper : public TileLowering {
     // only: the last stage of the tile before was released after its drain.
     PrimExpr local = sub(ko, cast(ko.dtype(), loop->min));
     PrimExpr prev = StageOf(sub(it, MakeConst(it.dtype(), 1)));
-    body.push_back(IfThenElse(
-        And(GT(local, MakeConst(local.dtype(), 0)), lane0),
-        Intrin("ptx_mbarrier_arrive", {AddressOf(bars_, add(prev, Int32(plan_.stages)))})));
+    body.push_back(IfThenElse(And(GT(local, MakeConst(local.dtype(), 0)), lane0),
+                              Intrin("ptx_mbarrier_arrive", {EmptyBar(0, prev)})));
     Stmt main = For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
     PrimExpr n = loop->extent;
     // The stage of the tile's last iteration (over the whole walk when persistent).
     PrimExpr last_ko =
         add(cast(ko.dtype(), loop->min), sub(cast(ko.dtype(), n), MakeConst(ko.dtype(), 1)));
     PrimExpr last = StageOf(Substitute(it, VarMap{{ko.get(), last_ko}}));
-    Stmt drain = SeqStmt::Flatten(Array<Stmt>{
-        Intrin("ptx_wgmma_wait_group", {Int32(0)}),
-        IfThenElse(
-            And(GT(n, MakeConst(n.dtype(), 0)), lane0),
-            Intrin("ptx_mbarrier_arrive", {AddressOf(bars_, add(last, Int32(plan_.stages)))}))});
+    Stmt drain = SeqStmt::Flatten(
+        Array<Stmt>{Intrin("ptx_wgmma_wait_group", {Int32(0)}),
+                    IfThenElse(And(GT(n, MakeConst(n.dtype(), 0)), lane0),
+                               Intrin("ptx_mbarrier_arrive", {EmptyBar(0, last)}))});
     return WithSpan(SeqStmt::Flatten(Array<Stmt>{main, drain}), loop->span);
   }
 
-  // The fused form: the loop's statements in order on the consumers, each gemm run to
-  // completion (what follows reads its accumulator), the stage released at the iteration's end.
+  // The barrier groups whose tiles `st` reads.
+  std::vector<int64_t> GroupsOf(const Stmt& st) const {
+    std::vector<int64_t> out;
+    for (int64_t g = 0; g < Groups(); ++g) {
+      std::unordered_set<const VarNode*> dst;
+      for (const TmaCopy* c : groups_[g]) dst.insert(c->dst->data.get());
+      if (Touches(st, dst)) out.push_back(g);
+    }
+    return out;
+  }
+
+  // The fused form: the loop's statements (without the producer's copies) on the consumers, each
+  // tile waited for where it is first read; with a late gemm in the plan, that gemm overlapped
+  // with the next iteration, otherwise in order, each gemm to completion.
   Stmt FusedConsumerLoop() {
     const ForNode* loop = plan_.pipelined;
-    Var ko = loop->loop_var;
-    analyzer_.Bind(ko, Range(loop->min, loop->extent), true);
-    PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
-    PrimExpr lane0 = EQ(floormod(tx_, Int32(32)), Int32(0));
+    analyzer_.Bind(loop->loop_var, Range(loop->min, loop->extent), true);
     std::unordered_map<const CallNode*, const WgmmaGemm*> gemms;
     for (const WgmmaGemm& g : plan_.gemms) gemms[g.call] = &g;
     std::unordered_set<const CallNode*> copies;
     for (const TmaCopy& c : plan_.copies) copies.insert(c.call);
-    std::vector<Stmt> body;
-    body.push_back(Intrin("ptx_mbarrier_wait", {AddressOf(bars_, s), phase}));
+    std::vector<Stmt> stmts;
+    std::vector<const WgmmaGemm*> gemm_of;
     for (const Stmt& st : FlattenSeq(loop->body)) {
       const CallNode* call = TileCall(st);
       if (call && copies.count(call)) continue;  // the producer's
-      if (call && gemms.count(call)) {
-        body.push_back(Pack(*gemms[call]));
-        body.push_back(Intrin("ptx_wgmma_fence", {}));
-        for (Stmt& step : WgmmaSteps(*gemms[call], s)) body.push_back(step);
-        body.push_back(Intrin("ptx_wgmma_commit_group", {}));
-        body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
-        continue;
-      }
-      body.push_back(VisitStmt(st));
+      stmts.push_back(st);
+      gemm_of.push_back(call && gemms.count(call) ? gemms[call] : nullptr);
     }
-    body.push_back(IfThenElse(
-        lane0, Intrin("ptx_mbarrier_arrive", {AddressOf(bars_, add(s, Int32(plan_.stages)))})));
-    Stmt main = For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
-    return WithSpan(main, loop->span);
+    std::optional<Stmt> late = Overlapped(stmts, gemm_of);
+    return WithSpan(late ? *late : InOrder(stmts, gemm_of), loop->span);
+  }
+
+  // Issues gemm `g` on stage `s` as one wgmma group (its A operand packed first).
+  void IssueGemm(const WgmmaGemm& g, const PrimExpr& s, bool pack, std::vector<Stmt>* out) {
+    if (pack) out->push_back(Pack(g));
+    out->push_back(Intrin("ptx_wgmma_fence", {}));
+    for (Stmt& step : WgmmaSteps(g, s)) out->push_back(step);
+    out->push_back(Intrin("ptx_wgmma_commit_group", {}));
+  }
+
+  Stmt Release(int64_t g, const PrimExpr& s) {
+    return IfThenElse(EQ(floormod(tx_, Int32(32)), Int32(0)),
+                      Intrin("ptx_mbarrier_arrive", {EmptyBar(g, s)}));
+  }
+
+  Stmt InOrder(const std::vector<Stmt>& stmts, const std::vector<const WgmmaGemm*>& gemm_of) {
+    const ForNode* loop = plan_.pipelined;
+    Var ko = loop->loop_var;
+    PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
+    std::vector<bool> waited(Groups(), false);
+    std::vector<Stmt> body;
+    auto wait = [&](int64_t g) {
+      if (waited[g]) return;
+      waited[g] = true;
+      body.push_back(Intrin("ptx_mbarrier_wait", {FullBar(g, s), phase}));
+    };
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      for (int64_t g : GroupsOf(stmts[i])) wait(g);
+      if (gemm_of[i]) {
+        IssueGemm(*gemm_of[i], s, true, &body);
+        body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
+      } else {
+        body.push_back(VisitStmt(stmts[i]));
+      }
+    }
+    // A stage is refilled only after its loads have landed, read or not.
+    for (int64_t g = 0; g < Groups(); ++g) {
+      wait(g);
+      body.push_back(Release(g, s));
+    }
+    return For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
+  }
+
+  // The loop as pre; G0; mid; G1 with G1 plan_.late_gemm: G1 of iteration k - 1 is issued
+  // right after G0 of iteration k, so that the tensor cores run it while the consumers run mid up
+  // to plan_.late_wait; the statements from there on wait for it. The first iteration is peeled
+  // (nothing to overlap) and the last G1 follows the loop. The tiles G1 reads are released when
+  // it completes, one iteration later than the others.
+  std::optional<Stmt> Overlapped(const std::vector<Stmt>& stmts,
+                                 const std::vector<const WgmmaGemm*>& gemm_of) {
+    if (!plan_.late_gemm) return std::nullopt;
+    std::vector<size_t> at;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      if (gemm_of[i]) at.push_back(i);
+    }
+    TVM_FFI_ICHECK(at.size() == 2 && stmts[at[1]].get() == plan_.late_gemm)
+        << "LowerTileOps: the plan's late gemm is not the loop's second and last";
+    const WgmmaGemm& g0 = *gemm_of[at[0]];
+    const WgmmaGemm& g1 = *gemm_of[at[1]];
+    size_t split = at[0] + 1;  // the first statement of mid that waits for G1
+    while (split < at[1] && stmts[split].get() != plan_.late_wait) ++split;
+    std::vector<int64_t> late = GroupsOf(stmts[at[1]]);  // the tiles G1 reads
+    auto is_late = [&](int64_t g) { return std::find(late.begin(), late.end(), g) != late.end(); };
+
+    const ForNode* loop = plan_.pipelined;
+    Var ko = loop->loop_var;
+    PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
+    PrimExpr prev_it = sub(it, MakeConst(it.dtype(), 1));
+    PrimExpr prev_s = StageOf(prev_it), prev_phase = PhaseOf(prev_it);
+    auto iteration = [&](bool first) {
+      std::vector<bool> waited(Groups(), false);
+      std::vector<Stmt> body;
+      auto wait = [&](int64_t g) {
+        if (waited[g]) return;
+        waited[g] = true;
+        body.push_back(Intrin("ptx_mbarrier_wait", {FullBar(g, s), phase}));
+      };
+      auto run = [&](size_t from, size_t to) {
+        for (size_t i = from; i < to; ++i) {
+          for (int64_t g : GroupsOf(stmts[i])) wait(g);
+          body.push_back(VisitStmt(stmts[i]));
+        }
+      };
+      run(0, at[0]);
+      for (int64_t g : GroupsOf(stmts[at[0]])) wait(g);
+      IssueGemm(g0, s, true, &body);
+      if (first) {
+        body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
+      } else {
+        for (int64_t g : late)
+          body.push_back(Intrin("ptx_mbarrier_wait", {FullBar(g, prev_s), prev_phase}));
+        IssueGemm(g1, prev_s, false, &body);  // packed at the end of the iteration before
+        body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(1)}));
+      }
+      run(at[0] + 1, split);
+      if (!first) {
+        body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
+        for (int64_t g : late) body.push_back(Release(g, prev_s));
+      }
+      run(split, at[1]);
+      for (int64_t g = 0; g < Groups(); ++g) {
+        if (is_late(g)) continue;
+        wait(g);
+        body.push_back(Release(g, s));
+      }
+      // G1 of the iteration before has completed: its A registers may be rewritten.
+      body.push_back(Pack(g1));
+      return Seq(body);
+    };
+    PrimExpr n = loop->extent;
+    PrimExpr last_ko =
+        add(cast(ko.dtype(), loop->min), sub(cast(ko.dtype(), n), MakeConst(ko.dtype(), 1)));
+    PrimExpr last_it = Substitute(it, VarMap{{ko.get(), last_ko}});
+    std::vector<Stmt> tail;
+    for (int64_t g : late) {
+      tail.push_back(Intrin("ptx_mbarrier_wait", {FullBar(g, StageOf(last_it)), PhaseOf(last_it)}));
+    }
+    IssueGemm(g1, StageOf(last_it), false, &tail);
+    tail.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
+    for (int64_t g : late) tail.push_back(Release(g, StageOf(last_it)));
+    Stmt head = Substitute(iteration(true), VarMap{{ko.get(), cast(ko.dtype(), loop->min)}});
+    PrimExpr one = MakeConst(n.dtype(), 1);
+    Stmt rest = For(ko, add(loop->min, cast(loop->min.dtype(), one)), sub(n, one), ForKind::kSerial,
+                    iteration(false));
+    return IfThenElse(GT(n, MakeConst(n.dtype(), 0)),
+                      SeqStmt::Flatten(Array<Stmt>{head, rest, Seq(tail)}));
   }
 
   // The producer's loads of the tiles copied before the loop, on their own barrier.
@@ -868,6 +1017,7 @@ class Hopper : public TileLowering {
   std::unordered_map<const VarNode*, Frag> frags_;
   std::unordered_map<const VarNode*, Buffer> packs_;  // packed A operands, by fragment
   std::vector<std::pair<const VarNode*, Ring>> rings_;
+  std::vector<std::vector<const TmaCopy*>> groups_;  // copies sharing full / empty barriers
   Buffer bars_;
 };
 

@@ -271,10 +271,40 @@ class Planner {
       bad = CheckFusedFragments();
       if (!bad.empty()) return bad;
     }
+    if (plan_.fused) PlanLateGemm();
     PlanStore(bytes);
     for (const Buffer& t : tiles_) Choice(t);  // the rest: replicated
     plan_.warp_specialized = true;
     return "";
+  }
+
+  // plan_.late_gemm and late_wait (tile_layout_inference.h). Each statement then sees the values
+  // it sees in order: the late gemm of iteration k - 1 reads and writes only its fragments (its
+  // A through the registers packed after iteration k - 1, before anything can change them) and
+  // its stage, which stays loaded until it completes.
+  void PlanLateGemm() {
+    std::vector<Stmt> stmts;
+    std::vector<size_t> gemms;
+    for (const Stmt& s : FlattenSeq(plan_.pipelined->body)) {
+      const CallNode* call = TileCall(s);
+      std::string name = call ? std::string((*call->op.as<Op>())->name) : "";
+      if (name == "tile_copy" && !FragmentToFragment(call)) continue;  // the producer's
+      if (name == "tile_gemm") gemms.push_back(stmts.size());
+      stmts.push_back(s);
+    }
+    if (gemms.size() != 2 || gemms[1] + 1 != stmts.size()) return;
+    const CallNode* late = TileCall(stmts.back());
+    const WgmmaGemm* g = nullptr;
+    for (const WgmmaGemm& x : plan_.gemms) g = x.call == late ? &x : g;
+    std::unordered_set<const VarNode*> frags{g->c->data.get()};
+    if (g->a_regs) frags.insert(g->a->data.get());
+    for (size_t i = 0; i <= gemms[0]; ++i) {
+      if (Touches(stmts[i], frags)) return;
+    }
+    plan_.late_gemm = stmts.back().get();
+    for (size_t i = gemms[0] + 1; i < gemms[1] && !plan_.late_wait; ++i) {
+      if (Touches(stmts[i], frags)) plan_.late_wait = stmts[i].get();
+    }
   }
 
   bool FragmentToFragment(const CallNode* call) const {
@@ -601,28 +631,18 @@ class Planner {
           tie(s->buffer, d->buffer, "by " + OpName(u.call) + Line(u.span));
         }
       }
-      PostOrderVisit(body_, [&](const ObjectRef& n) {
-        const auto* f = n.as<ForNode>();
-        if (!f || !f->annotations.count("tessel.tile_parallel")) return;
-        std::vector<Var> vars{f->loop_var};
-        std::vector<int64_t> shape{ConstOf(f->extent)};
-        Stmt inner = f->body;
-        while (const auto* g = inner.as<ForNode>()) {
-          if (!g->annotations.count("tessel.tile_parallel")) break;
-          vars.push_back(g->loop_var);
-          shape.push_back(ConstOf(g->extent));
-          inner = g->body;
-        }
+      ForEachNest([&](const ForNode* f, const std::vector<Var>& vars,
+                      const std::vector<int64_t>& shape, const Stmt& inner) {
         std::vector<Buffer> own;
         PostOrderVisit(inner, [&](const ObjectRef& m) {
           Buffer b;
           Array<PrimExpr> idx;
           if (const auto* l = m.as<BufferLoadNode>()) b = l->buffer, idx = l->indices;
           if (const auto* s = m.as<BufferStoreNode>()) b = s->buffer, idx = s->indices;
-          if (!b.defined() || !IsFragment(b) || ConstShape(b) != shape) return;
-          bool by_vars = idx.size() == vars.size();
-          for (size_t d = 0; by_vars && d < idx.size(); ++d) by_vars = idx[d].same_as(vars[d]);
-          if (by_vars) own.push_back(b);
+          if (b.defined() && IsFragment(b) && ConstShape(b) == shape &&
+              ByVars(idx, vars, vars.size())) {
+            own.push_back(b);
+          }
         });
         for (size_t i = 1; i < own.size(); ++i) {
           tie(own[0], own[i], "in the T.Parallel" + Line(f->span));
@@ -851,9 +871,17 @@ Map<String, Any> DescribePlan(const TileKernelPlan& plan) {
            " consumer warpgroup(s) run wgmma, a producer warpgroup issues TMA into " +
            std::to_string(plan.stages) + " stages";
     if (plan.fused) {
-      text +=
-          "; fused: the consumers run the loop's statements in order, each T.gemm to "
-          "completion";
+      if (plan.late_gemm) {
+        text += "; fused: the consumers run the loop's statements in order, its last T.gemm" +
+                Line(plan.late_gemm->span) +
+                " one iteration late, beside the next iteration's statements up to " +
+                (plan.late_wait ? "the one" + Line(plan.late_wait->span) : std::string("it")) +
+                ", the others to completion";
+      } else {
+        text +=
+            "; fused: the consumers run the loop's statements in order, each T.gemm to "
+            "completion";
+      }
       if (!plan.preloads.empty()) {
         text += ", after " + std::to_string(plan.preloads.size()) + " tile(s) loaded once";
       }

@@ -91,6 +91,13 @@ struct TileKernelPlan {
   // loop): the consumers run its statements in order, each gemm to completion, and release the
   // stage at the end of the iteration; one tile per block (not persistent).
   bool fused = false;
+  // Fused, when the loop ends in a second T.gemm whose fragments (A from registers, C) neither
+  // the statements up to the first T.gemm nor that gemm touch: it is issued one iteration late,
+  // right after the next iteration's first gemm, and runs while the consumers run the statements
+  // after that one up to `late_wait` (the first that touches its fragments; nullptr: up to the
+  // late gemm itself), which wait for it. Attention: O += P V beside the next tile's softmax.
+  const ir::StmtNode* late_gemm = nullptr;  // its statement
+  const ir::StmtNode* late_wait = nullptr;
   std::vector<TmaCopy> copies;
   std::vector<TmaCopy> preloads;  // before the loop: loaded once per block
   std::vector<WgmmaGemm> gemms;

@@ -15,6 +15,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -87,6 +88,17 @@ inline const CallNode* TileCall(const Stmt& s) {
   const auto* call = ev ? ev->value.as<CallNode>() : nullptr;
   auto op = call ? call->op.as<Op>() : std::nullopt;
   return op && IsTileOp((*op)->name) ? call : nullptr;
+}
+
+// Whether `st` reads or writes a buffer whose data variable is in `bufs` (tile operations name
+// their regions by loads, so they count too).
+inline bool Touches(const Stmt& st, const std::unordered_set<const VarNode*>& bufs) {
+  bool hit = false;
+  PostOrderVisit(st, [&](const ObjectRef& n) {
+    if (const auto* l = n.as<BufferLoadNode>()) hit = hit || bufs.count(l->buffer->data.get());
+    if (const auto* w = n.as<BufferStoreNode>()) hit = hit || bufs.count(w->buffer->data.get());
+  });
+  return hit;
 }
 
 inline bool IsTileKernel(const ForNode* op) {

@@ -58,66 +58,50 @@ I32_MAX = 2**31 - 1
 # are their own kind of node. The TVMScript rendering is `tvm(e)`, the Python one `py(e)`.
 
 
-def tvm(e):
+def _render(e, python):
+    """The common shape of both renderings; `python` picks the leaves and operators that differ."""
+    r = lambda x: _render(x, python)  # noqa: E731
     k = e[0]
     if k == "var":
         return e[1]
     if k == "int":
         return str(e[1]) if e[1] >= 0 else f"({e[1]})"
     if k == "flt":
-        return f"T.float32({e[1]!r})"
-    if k == "bin":
-        _, op, a, b, _ty = e
-        if op in ("max", "min", "truncdiv", "truncmod"):
-            return f"T.{op}({tvm(a)}, {tvm(b)})"
-        return f"({tvm(a)} {op} {tvm(b)})"
-    if k == "read":
-        return f"{e[1]}[{', '.join(tvm(i) for i in e[2])}]"
-    if k == "ite":
-        return f"T.if_then_else({tvm(e[1])}, {tvm(e[2])}, {tvm(e[3])})"
-    if k == "cmp":
-        return f"({tvm(e[2])} {e[1]} {tvm(e[3])})"
-    if k in ("and", "or"):
-        return f"({tvm(e[1])} {k} {tvm(e[2])})"
-    if k == "not":
-        return f"(not {tvm(e[1])})"
-    if k == "tof":
-        return f'T.Cast("float32", {tvm(e[1])})'
-    raise AssertionError(k)
-
-
-def py(e):
-    k = e[0]
-    if k == "var":
-        return e[1]
-    if k == "int":
-        return str(e[1]) if e[1] >= 0 else f"({e[1]})"
-    if k == "flt":
-        return f"F({e[1]!r})"
+        return f"F({e[1]!r})" if python else f"T.float32({e[1]!r})"
     if k == "bin":
         _, op, a, b, ty = e
         if op in ("max", "min"):
-            return f"{op}({py(a)}, {py(b)})"
+            return f"{op}({r(a)}, {r(b)})" if python else f"T.{op}({r(a)}, {r(b)})"
         if op in ("truncdiv", "truncmod"):
-            return f"{op.upper()}({py(a)}, {py(b)})"
-        if ty == "i" and op in ("+", "-", "*", "<<"):
-            return f"W({py(a)} {op} {py(b)})"
+            return f"{op.upper()}({r(a)}, {r(b)})" if python else f"T.{op}({r(a)}, {r(b)})"
+        if python and ty == "i" and op in ("+", "-", "*", "<<"):
+            return f"W({r(a)} {op} {r(b)})"
         # Python's // and % on ints are floor division and modulo, the IR's // and %.
-        return f"({py(a)} {op} {py(b)})"
+        return f"({r(a)} {op} {r(b)})"
     if k == "read":
-        idx = ", ".join(py(i) for i in e[2])
-        return f"{e[1]}[{idx}]" if e[3] == "f" else f"int({e[1]}[{idx}])"
+        idx = ", ".join(r(i) for i in e[2])
+        return f"{e[1]}[{idx}]" if not python or e[3] == "f" else f"int({e[1]}[{idx}])"
     if k == "ite":
-        return f"({py(e[2])} if {py(e[1])} else {py(e[3])})"
+        if python:
+            return f"({r(e[2])} if {r(e[1])} else {r(e[3])})"
+        return f"T.if_then_else({r(e[1])}, {r(e[2])}, {r(e[3])})"
     if k == "cmp":
-        return f"({py(e[2])} {e[1]} {py(e[3])})"
+        return f"({r(e[2])} {e[1]} {r(e[3])})"
     if k in ("and", "or"):
-        return f"({py(e[1])} {k} {py(e[2])})"
+        return f"({r(e[1])} {k} {r(e[2])})"
     if k == "not":
-        return f"(not {py(e[1])})"
+        return f"(not {r(e[1])})"
     if k == "tof":
-        return f"F({py(e[1])})"
+        return f"F({r(e[1])})" if python else f'T.Cast("float32", {r(e[1])})'
     raise AssertionError(k)
+
+
+def tvm(e):
+    return _render(e, python=False)
+
+
+def py(e):
+    return _render(e, python=True)
 
 
 def W(x):

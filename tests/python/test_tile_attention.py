@@ -88,7 +88,9 @@ def test_the_plan_on_hopper_is_fused_warp_specialized_with_row_statistics():
     ir = planned(TEXT)
     assert ('"tessel.tile_plan": "warp-specialized: 2 consumer warpgroup(s) run wgmma, a producer '
             'warpgroup issues TMA into 2 stages; fused: the consumers run the loop\'s statements '
-            'in order, each T.gemm to completion, after 1 tile(s) loaded once"') in ir
+            'in order, its last T.gemm at line 54 one iteration late, beside the next iteration\'s '
+            'statements up to the one at line 50, the others to completion, after 1 tile(s) '
+            'loaded once"') in ir
     assert '"S_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): C of T.gemm' in ir
     assert '"P_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): tied to S_f' in ir
     for name in ("m", "m_prev", "rescale", "row_sum", "l"):
@@ -106,13 +108,15 @@ def test_the_hopper_kernel_reads_p_from_registers_and_v_n_major(d):
         pytest.skip("no NVRTC or nvcc")
     src = tessel.build(attention_text(d, "float16"), target="cuda -arch=sm_90a").get_source("cuda")
     fast = src.split("__global__")[1]
-    # S = Q K^T from shared tiles, O += P V with P from registers and V (keys x d) N-major.
-    assert fast.count(f"tsl_wgmma_m64n128k16_f16_00(") == d // 16
-    assert fast.count(f"tsl_wgmma_rs_m64n{d}k16_f16_01(") == 8
+    # S = Q K^T from shared tiles, O += P V with P from registers and V (keys x d) N-major; each
+    # issued in two places: S in the peeled first iteration and the loop, P V (one iteration
+    # late) in the loop and after it.
+    assert fast.count(f"tsl_wgmma_m64n128k16_f16_00(") == 2 * d // 16
+    assert fast.count(f"tsl_wgmma_rs_m64n{d}k16_f16_01(") == 2 * 8
     # Q once, K and V per stage: 4-D boxes, in 128-byte column blocks.
     assert fast.count("tsl_tma_load_4d(") == 3 * d // 64
-    # Row maxima and sums over each row's four threads.
-    assert fast.count("__shfl_xor_sync") == 8 and "__syncthreads();" in fast
+    # Row maxima and sums over each row's four threads (in the peeled iteration and the loop).
+    assert fast.count("__shfl_xor_sync") == 2 * 8 and "__syncthreads();" in fast
 
 
 @pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
