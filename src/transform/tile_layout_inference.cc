@@ -267,7 +267,9 @@ class Planner {
     PropagateRows();
     bad = CheckOperands();
     if (!bad.empty()) return bad;
-    if (plan_.fused) {
+    // A reduction (after the loop, in the persistent form too) works on rows of accumulators:
+    // the fragments then all follow them.
+    if (plan_.fused || reduces_) {
       bad = CheckFusedFragments();
       if (!bad.empty()) return bad;
     }
@@ -339,7 +341,8 @@ class Planner {
         return "fragment " + std::string(t->name) +
                " is neither a wgmma accumulator nor a row statistic of one (one value per row, "
                "written by a T.reduce over its columns or read as x[i] beside it in a "
-               "T.Parallel); the fused warp-specialized form holds only those";
+               "T.Parallel); with a T.reduce or a fused loop, the warp-specialized form holds only "
+               "those";
       }
     }
     std::string bad;
@@ -558,8 +561,7 @@ class Planner {
       std::string name = (*u.call->op.as<Op>())->name;
       std::string at = OpName(u.call) + Line(u.span);
       if (name == "tile_gemm") return at + " outside the T.Pipelined loop";
-      if (name == "tile_reduce" && !plan_.fused)
-        return at + ": reductions are in the fused warp-specialized form only";
+      if (name == "tile_reduce") reduces_ = true;
       if (name == "tile_atomic_add") {
         return at +
                ": atomic adds are not in the warp-specialized form yet (the SIMT form adds "
@@ -739,6 +741,7 @@ class Planner {
   Stmt body_;
   std::vector<Buffer> tiles_;
   std::vector<Use> uses_;
+  bool reduces_ = false;  // a T.reduce outside the T.Pipelined loop
 };
 
 }  // namespace

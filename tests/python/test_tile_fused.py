@@ -62,6 +62,26 @@ def test_gemm_softmax_on_metal_in_every_thread_order():
         np.testing.assert_allclose(y.astype("float64"), reference(a, b), atol=1e-3, err_msg=order)
 
 
+def test_the_plan_on_hopper_is_warp_specialized_with_row_statistics():
+    # The reductions after the K loop run on the accumulator's rows, in its four threads each.
+    from test_tile_hopper import planned
+
+    ir = planned(TEXT)
+    assert ('"tessel.tile_plan": "warp-specialized: 1 consumer warpgroup(s) run wgmma, a producer '
+            'warpgroup issues TMA into 2 stages"') in ir
+    for name in ("row_max", "row_sum"):
+        assert (f'"{name}": "one value per wgmma accumulator row, in the row\'s four threads: '
+                f'rows of S_f by T.reduce') in ir
+    # A fragment that is neither an accumulator nor a row of one cannot sit beside a reduction.
+    bad = TEXT.replace('row_sum = T.alloc_fragment((64,), "float32")',
+                       'row_sum = T.alloc_fragment((64,), "float32")\n'
+                       '        junk = T.alloc_fragment((7,), "float32")\n'
+                       '        T.fill(junk, T.float32(0))')
+    assert "junk" in bad
+    assert ("SIMT: fragment junk is neither a wgmma accumulator nor a row statistic of one"
+            in planned(bad))
+
+
 def test_gemm_softmax_compiles_for_cuda():
     if not have_cuda_compiler():
         pytest.skip("no NVRTC or nvcc")
@@ -74,11 +94,15 @@ from conftest import gpu_torch as _cuda_torch  # noqa: E402
 
 @pytest.mark.skipif(_cuda_torch() is None,
                     reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
-def test_gemm_softmax_matches_torch_on_the_gpu():
+@pytest.mark.parametrize("m,n,k", [(1000, 200, 256), (64, 256, 32), (300, 64, 104), (130, 1, 40),
+                                   (77, 130, 100)])
+def test_gemm_softmax_matches_torch_on_the_gpu(m, n, k):
+    # The warp-specialized kernel (TMA, wgmma, reductions over the accumulator's rows), and for
+    # K = 100 (rows of 200 bytes, which TMA cannot describe) the SIMT one.
     torch = _cuda_torch()
-    a = torch.randn(1000, 256, device="cuda").half()
-    b = torch.randn(200, 256, device="cuda").half()
-    y = torch.full((1000, 200), float("nan"), device="cuda").half()
+    a = torch.randn(m, k, device="cuda").half()
+    b = torch.randn(n, k, device="cuda").half()
+    y = torch.full((m, n), float("nan"), device="cuda").half()
     tessel.build(TEXT, target="cuda -arch=sm_90a")["gemm_softmax"](a, b, y)
     want = torch.softmax(a.cpu().float() @ b.cpu().float().T, dim=1)
     torch.testing.assert_close(y.cpu().float(), want, atol=2e-3, rtol=2e-2)
