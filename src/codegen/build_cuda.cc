@@ -218,7 +218,7 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
   ir::IRModule device_mod(device_funcs);
   ir::IRModule host_mod(host_funcs);
   // An error of a code generator names the statement it was at (a pass's error already does).
-  data.source = ir::CallNamingErrorSpan([&] { return GenerateCUDA(device_mod); });
+  data.source = ir::CallNamingErrorSpan([&] { return GenerateCUDA(device_mod, arch); });
   n->cuda_source = data.source;
   n->codegen_seconds = SecondsSince(t);
 

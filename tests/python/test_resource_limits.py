@@ -12,7 +12,7 @@ import textwrap
 import time
 
 import pytest
-from conftest import REPO
+from conftest import REPO, have_cuda_compiler
 
 import tessel
 from tessel import arith, ir
@@ -124,7 +124,8 @@ def f(A: T.Buffer((256,), "float32"), k: T.int32):
          "other static shared memory needs 400000 bytes, more than the limit of 49152 bytes "
          "(kMaxStaticSharedBytes)"),
         ("shared.dyn", "100000", "the dynamic shared memory (shared.dyn allocations) needs 400000 "
-         "bytes, more than the limit of 232448 bytes (kMaxSharedBytes)"),
+         "bytes, more than the limit of 232448 bytes (kMaxSharedBytesByArch: the opt-in maximum "
+         "per block on sm_90)"),
         ("local", "T.int64(250000000000000)", "the local allocation of s_data (250000000000000 x "
          "float32) needs 1000000000000000 bytes, more than the limit of 524288 bytes "
          "(kMaxLocalBytes, per thread)"),
@@ -135,6 +136,43 @@ def test_cuda_allocation_over_the_gpu_limit_is_refused(scope, extent, expected):
     with pytest.raises(ValueError) as err:
         tessel.build(CUDA_ALLOC.format(extent=extent, scope=scope), target="cuda -arch=sm_90")
     assert expected in str(err.value), str(err.value)
+
+
+# 100 KiB of shared.dyn: more than sm_75 (64 KiB) and sm_86 (99 KiB) give a block, less than
+# sm_80 (163 KiB) and sm_90 (227 KiB).
+DYN_100_KIB = CUDA_ALLOC.format(extent=25600, scope="shared.dyn")
+
+
+@pytest.mark.parametrize("arch, limit", [("sm_75", 65536), ("sm_86", 101376)])
+def test_cuda_dynamic_shared_memory_over_the_arch_limit_is_refused(arch, limit):
+    with pytest.raises(ValueError) as err:
+        tessel.build(DYN_100_KIB, target=f"cuda -arch={arch}")
+    expected = (f"the dynamic shared memory (shared.dyn allocations) needs 102400 bytes, more "
+                f"than the limit of {limit} bytes (kMaxSharedBytesByArch: the opt-in maximum per "
+                f"block on {arch}) in f_kernel")
+    assert expected in str(err.value), str(err.value)
+
+
+@pytest.mark.skipif(not have_cuda_compiler(), reason="no NVRTC or nvcc to compile the kernel")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_cuda_dynamic_shared_memory_under_the_arch_limit_builds(arch):
+    mod = tessel.build(DYN_100_KIB, target=f"cuda -arch={arch}")
+    assert "tsl_dyn_smem" in mod.get_source("cuda")
+
+
+def test_cuda_shared_memory_one_byte_over_the_arch_limit_is_refused():
+    # sm_86's 99 KiB of shared.dyn and one static byte; the layout alone is a multiple of 16.
+    text = CUDA_ALLOC.format(extent=99 * 256, scope="shared.dyn").replace(
+        "        for tx in",
+        '        t_data = T.allocate([1], "uint8", "shared")\n'
+        '        T1 = T.decl_buffer((1,), "uint8", data=t_data, scope="shared")\n'
+        "        T1[0] = T.uint8(1)\n"
+        "        for tx in")
+    with pytest.raises(ValueError) as err:
+        tessel.build(text, target="cuda -arch=sm_86")
+    assert ("the static and dynamic shared memory together needs 101377 bytes, more than the "
+            "limit of 101376 bytes (kMaxSharedBytesByArch: the opt-in maximum per block on "
+            "sm_86)") in str(err.value), str(err.value)
 
 
 def test_cuda_shared_memory_at_the_static_limit_generates():

@@ -20,8 +20,11 @@ namespace tessel {
 namespace codegen {
 
 // The CUDA source of the device kernels of `mod` (functions without "tessel.device_kernel" are
-// skipped). Also the Python global "tessel.codegen.GenerateCUDA". Compile it with CompileCUDA.
-std::string GenerateCUDA(const ir::IRModule& mod);
+// skipped) for `arch` ("sm_90", as CUDAArch gives it): a kernel whose constant shared memory is
+// more than that architecture allows a block is a ValueError naming the limit and the arch; ""
+// holds kernels to the most that any architecture allows. Also the Python global
+// "tessel.codegen.GenerateCUDA" (without an arch). Compile it with CompileCUDA.
+std::string GenerateCUDA(const ir::IRModule& mod, const std::string& arch = "");
 
 // Whether `func` is a device kernel (attrs["tessel.device_kernel"] is true).
 bool IsDeviceKernel(const ir::PrimFunc& func);

@@ -24,8 +24,10 @@ namespace codegen {
 std::string CudaPrelude(bool grid_sync);
 
 // The text of one `extern "C" __global__` kernel named `name`. *uses_grid_sync is set when the body
-// calls grid_sync.
-std::string EmitCudaKernel(const ir::PrimFunc& func, const std::string& name, bool* uses_grid_sync);
+// calls grid_sync. Its constant shared memory is held to the limit of `arch` ("sm_90"; "" for
+// the most any architecture allows).
+std::string EmitCudaKernel(const ir::PrimFunc& func, const std::string& name,
+                           const std::string& arch, bool* uses_grid_sync);
 
 // The CUDA text of a call of a Hopper builtin (cuda_hopper.cc); `arg(i)` is the emitted text of
 // argument i. ValueError naming `kernel` for operands PTX needs as constants that are not.

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -54,9 +55,50 @@ bool IsSharedScope(const std::string& s) { return s == "shared" || s == "shared.
 //
 // Statically sized __shared__ arrays of one kernel: 48 KiB on every architecture.
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
-// All shared memory of one block with the opt-in for more than 48 KiB: 227 KiB on sm_90 and
-// sm_100, the most of any architecture (sm_80: 163 KiB, sm_86/sm_89: 99 KiB fail at launch).
+
+// All shared memory of one block, with the opt-in past 48 KiB, by compute capability (10 * major
+// + minor): the CUDA C++ Programming Guide's "maximum amount of shared memory per thread block"
+// (Technical Specifications per Compute Capability). The values are NVIDIA's own
+// `cuda::arch_traits<>().max_shared_memory_per_block_optin` (CCCL,
+// libcudacxx/include/cuda/__device/arch_traits.h): the SM's shared memory less the 1 KiB the
+// driver reserves per block from 8.0 on (Ampere tuning guide, "Unified Shared Memory/L1/Texture
+// Cache": 164 KB per SM on 8.0, 100 KB on 8.6). 7.2 (Xavier) is not in that header: 96 KiB like
+// 7.0, Volta's. 10.1 is 11.0's name before CUDA 13. Before 7.0 there is no opt-in: 48 KiB.
+struct ArchSharedLimit {
+  int cc;
+  int64_t bytes;
+};
+constexpr ArchSharedLimit kMaxSharedBytesByArch[] = {
+    {70, 96 * 1024},   {72, 96 * 1024},   {75, 64 * 1024},   {80, 163 * 1024}, {86, 99 * 1024},
+    {87, 163 * 1024},  {88, 99 * 1024},   {89, 99 * 1024},   {90, 227 * 1024}, {100, 227 * 1024},
+    {101, 227 * 1024}, {103, 227 * 1024}, {110, 227 * 1024}, {120, 99 * 1024}, {121, 99 * 1024}};
+// The most of any architecture above, for an architecture the table does not know (a newer one
+// most likely) and for code generated without one: a size past it fails on every GPU.
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
+// The shared memory limit of one block on `arch` ("sm_86", "sm_90a"; "" when not known), with
+// the words an error puts after the limit to say where it comes from.
+struct SharedLimit {
+  int64_t bytes;
+  std::string source;
+};
+SharedLimit SharedLimitOf(const std::string& arch) {
+  if (arch.empty()) {
+    return {kMaxSharedBytes,
+            "kMaxSharedBytes: the most of any architecture, as no -arch was given"};
+  }
+  int cc = arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
+  if (cc > 0 && cc < 70) {
+    return {kMaxStaticSharedBytes, "kMaxStaticSharedBytes: " + arch + " has no opt-in past it"};
+  }
+  for (const ArchSharedLimit& a : kMaxSharedBytesByArch) {
+    if (a.cc == cc)
+      return {a.bytes, "kMaxSharedBytesByArch: the opt-in maximum per block on " + arch};
+  }
+  return {kMaxSharedBytes, "kMaxSharedBytes: the most of any known architecture, as " + arch +
+                               " is not in kMaxSharedBytesByArch"};
+}
+
 // Local memory (a thread's own arrays): 512 KiB per thread since sm_20.
 constexpr int64_t kMaxLocalBytes = 512 * 1024;
 
@@ -67,7 +109,7 @@ int64_t AllocationBytes(int64_t extent, DataType t) {
   return extent * elem;
 }
 
-[[noreturn]] void OverLimit(const std::string& what, int64_t bytes, const char* limit_name,
+[[noreturn]] void OverLimit(const std::string& what, int64_t bytes, const std::string& limit_name,
                             int64_t limit, const std::string& advice, const std::string& kernel) {
   CudaUnsupported(what + " needs " +
                       (bytes == INT64_MAX ? "more than 2^63" : std::to_string(bytes)) +
@@ -121,7 +163,8 @@ class LaneEmitter : public GpuLaneEmitter {
 
 class Kernel : public GpuKernel {
  public:
-  Kernel(const PrimFunc& func, std::string name) : GpuKernel(func, std::move(name)) {
+  Kernel(const PrimFunc& func, std::string name, const std::string& arch)
+      : GpuKernel(func, std::move(name)), shared_limit_(SharedLimitOf(arch)) {
     for (const char* r : kCudaReserved) names_.Reserve(r);
     names_.Reserve("tsl_dyn_smem");
   }
@@ -233,6 +276,7 @@ class Kernel : public GpuKernel {
   bool grid_sync_ = false;
   bool block_size_known_ = true;
   int64_t static_shared_bytes_ = 0;  // the constant __shared__ arrays declared so far
+  SharedLimit shared_limit_;
   // Buffers that wgmma accumulates into, and those of them allocated around the current statement
   // (C name, element count).
   std::unordered_set<const VarNode*> wgmma_accs_;
@@ -579,7 +623,9 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
       if (static_shared_bytes_ > kMaxStaticSharedBytes) {
         OverLimit(what + " with the kernel's other static shared memory", static_shared_bytes_,
                   "kMaxStaticSharedBytes", kMaxStaticSharedBytes,
-                  "; scope shared.dyn allows up to " + std::to_string(kMaxSharedBytes), name_);
+                  "; scope shared.dyn allows up to " + std::to_string(shared_limit_.bytes) + " (" +
+                      shared_limit_.source + ")",
+                  name_);
       }
     } else if (bytes > kMaxLocalBytes) {
       OverLimit(what, bytes, "kMaxLocalBytes, per thread", kMaxLocalBytes, "", name_);
@@ -622,9 +668,9 @@ std::string Kernel::Run(bool* uses_grid_sync) {
   // -1: not a constant (sized at launch).
   int64_t dyn_bytes = -1;
   if (dyn_layout.total_bytes.defined()) dyn_bytes = AsConstInt(dyn_layout.total_bytes).value_or(-1);
-  if (dyn_bytes > kMaxSharedBytes) {
-    OverLimit("the dynamic shared memory (shared.dyn allocations)", dyn_bytes, "kMaxSharedBytes",
-              kMaxSharedBytes, "", name_);
+  if (dyn_bytes > shared_limit_.bytes) {
+    OverLimit("the dynamic shared memory (shared.dyn allocations)", dyn_bytes, shared_limit_.source,
+              shared_limit_.bytes, "", name_);
   }
   std::vector<std::string> params;
   std::vector<transform::KernelTensorMap> maps = transform::KernelTensorMaps(func_);
@@ -680,9 +726,9 @@ std::string Kernel::Run(bool* uses_grid_sync) {
   for (const std::string& line : map_lines) Line(line);
   VisitStmt(func_->body);
   *uses_grid_sync = grid_sync_;
-  if (dyn_bytes >= 0 && dyn_bytes + static_shared_bytes_ > kMaxSharedBytes) {
+  if (dyn_bytes >= 0 && dyn_bytes + static_shared_bytes_ > shared_limit_.bytes) {
     OverLimit("the static and dynamic shared memory together", dyn_bytes + static_shared_bytes_,
-              "kMaxSharedBytes", kMaxSharedBytes, "", name_);
+              shared_limit_.source, shared_limit_.bytes, "", name_);
   }
 
   std::ostringstream head;
@@ -734,8 +780,9 @@ std::string Kernel::Run(bool* uses_grid_sync) {
 
 }  // namespace
 
-std::string EmitCudaKernel(const PrimFunc& func, const std::string& name, bool* uses_grid_sync) {
-  Kernel k(func, name);
+std::string EmitCudaKernel(const PrimFunc& func, const std::string& name, const std::string& arch,
+                           bool* uses_grid_sync) {
+  Kernel k(func, name, arch);
   return k.Run(uses_grid_sync);
 }
 

@@ -20,7 +20,7 @@ bool IsDeviceKernel(const ir::PrimFunc& func) {
   return b.has_value() && *b;
 }
 
-std::string GenerateCUDA(const ir::IRModule& mod) {
+std::string GenerateCUDA(const ir::IRModule& mod, const std::string& arch) {
   std::set<std::string> symbols;
   std::string kernels;
   bool grid_sync = false;
@@ -32,7 +32,8 @@ std::string GenerateCUDA(const ir::IRModule& mod) {
       TVM_FFI_THROW(ValueError) << "codegen cuda: two kernels export the symbol '" << symbol << "'";
     }
     bool uses = false;
-    kernels += "/* ---- " + std::string(name) + " ---- */\n" + EmitCudaKernel(func, symbol, &uses);
+    kernels +=
+        "/* ---- " + std::string(name) + " ---- */\n" + EmitCudaKernel(func, symbol, arch, &uses);
     kernels += "\n";
     grid_sync = grid_sync || uses;
   }

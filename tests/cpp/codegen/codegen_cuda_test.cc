@@ -6,7 +6,9 @@
 #include <tessel/codegen/compile_cuda.h>
 #include <tessel/ir/parser.h>
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "../ir/expect_error.h"
 
@@ -229,6 +231,76 @@ def nested_kernel(A: T.Buffer((4,), "float32")):
 )"));
       },
       "ValueError", {"threadIdx.x bound twice"});
+}
+
+// A kernel with `dyn` bytes of shared.dyn memory and, when `stat` > 0, `stat` bytes of static
+// shared memory.
+ir::IRModule SharedKernel(int64_t dyn, int64_t stat) {
+  std::string text = R"(
+@T.prim_func
+def smem_kernel(A: T.Buffer((256,), "uint8"), k: T.int32):
+    T.func_attr({"tessel.device_kernel": True})
+    threadIdx_x = T.int32()
+    with T.attr(threadIdx_x, "thread_extent", 256):
+        D = T.allocate([DYN], "uint8", "shared.dyn")
+        Db = T.decl_buffer((DYN,), "uint8", data=D, scope="shared.dyn")
+        Db[k + threadIdx_x] = A[threadIdx_x]
+        A[threadIdx_x] = Db[k]
+)";
+  if (stat > 0) {
+    text += R"(        S = T.allocate([STAT], "uint8", "shared")
+        Sb = T.decl_buffer((STAT,), "uint8", data=S, scope="shared")
+        Sb[0] = A[0]
+)";
+  }
+  for (auto [key, value] : {std::pair<std::string, int64_t>{"DYN", dyn}, {"STAT", stat}}) {
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key)) {
+      text.replace(at, key.size(), std::to_string(value));
+    }
+  }
+  return Parse(text);
+}
+
+void ExpectSharedLimit(const std::string& arch, int64_t limit, const std::string& source) {
+  SCOPED_TRACE(arch.empty() ? "no arch" : arch);
+  std::string over = " bytes, more than the limit of " + std::to_string(limit) + " bytes (" +
+                     source + ") in smem_kernel";
+  EXPECT_NO_THROW(codegen::GenerateCUDA(SharedKernel(limit, 0), arch));
+  // One byte more; the layout rounds the dynamic size up to 16 bytes.
+  ExpectError([&] { codegen::GenerateCUDA(SharedKernel(limit + 1, 0), arch); }, "ValueError",
+              {"codegen cuda: the dynamic shared memory (shared.dyn allocations) needs " +
+               std::to_string(limit + 16) + over});
+  ExpectError([&] { codegen::GenerateCUDA(SharedKernel(limit, 1), arch); }, "ValueError",
+              {"codegen cuda: the static and dynamic shared memory together needs " +
+               std::to_string(limit + 1) + over});
+}
+
+// The opt-in maximum of shared memory per block of each compute capability (cuda_kernel.cc,
+// kMaxSharedBytesByArch), exactly at it and one byte past it.
+TEST(CodegenCUDA, SharedMemoryLimitIsTheArchitectures) {
+  const std::pair<const char*, int64_t> limits[] = {
+      {"sm_70", 96 * 1024},   {"sm_72", 96 * 1024},    {"sm_75", 64 * 1024},
+      {"sm_80", 163 * 1024},  {"sm_86", 99 * 1024},    {"sm_87", 163 * 1024},
+      {"sm_89", 99 * 1024},   {"sm_90", 227 * 1024},   {"sm_90a", 227 * 1024},
+      {"sm_100", 227 * 1024}, {"sm_100a", 227 * 1024}, {"sm_103", 227 * 1024},
+      {"sm_110", 227 * 1024}, {"sm_120", 99 * 1024},   {"sm_121", 99 * 1024}};
+  for (const auto& [arch, limit] : limits) {
+    ExpectSharedLimit(
+        arch, limit, std::string("kMaxSharedBytesByArch: the opt-in maximum per block on ") + arch);
+  }
+  // No opt-in before Volta; an architecture the table lacks, or none, gets the most of any.
+  ExpectSharedLimit("sm_61", 48 * 1024, "kMaxStaticSharedBytes: sm_61 has no opt-in past it");
+  ExpectSharedLimit("sm_130", 227 * 1024,
+                    "kMaxSharedBytes: the most of any known architecture, as sm_130 is not in "
+                    "kMaxSharedBytesByArch");
+  ExpectSharedLimit("", 227 * 1024,
+                    "kMaxSharedBytes: the most of any architecture, as no -arch was given");
+  // Static shared memory past 48 KiB points to the arch's dynamic limit.
+  ExpectError([] { codegen::GenerateCUDA(SharedKernel(16, 49153), "sm_86"); }, "ValueError",
+              {"the shared allocation of S (49153 x uint8) with the kernel's other static shared "
+               "memory needs 49153 bytes, more than the limit of 49152 bytes "
+               "(kMaxStaticSharedBytes); scope shared.dyn allows up to 101376 "
+               "(kMaxSharedBytesByArch: the opt-in maximum per block on sm_86) in smem_kernel"});
 }
 
 }  // namespace
