@@ -85,6 +85,12 @@ TSL_HELPER void tsl_take_raised(tsl_error_t* err) {
    -1 with the error in err. */
 TSL_HELPER int tsl_launch(TVMFFIObjectHandle* slot, const char* name, TVMFFIAny* args,
                           int32_t num_args, tsl_error_t* err) {
+  /* A grid or block dimension of 0 (sized by an empty tensor) runs no thread, as the loops the
+     thread indices stand for have no iterations; the launch functions refuse it (launch_args.h),
+     so nothing is launched. */
+  for (int i = 1; i <= 6; ++i) {
+    if (args[i].v_int64 == 0) return 0;
+  }
   TVMFFIObjectHandle fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
   if (fn == NULL) {
     if (TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, &fn) != 0) {
