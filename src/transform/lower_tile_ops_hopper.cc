@@ -14,7 +14,8 @@
 // - consumers: wait for the stage, run each T.gemm as wgmma m64nNk16 steps (warpgroup w takes rows
 //   64w .. 64w + 63 of A), commit, and keep one wgmma group in flight: the stage of the previous
 //   iteration is released once its group has completed (wait_group 1), the last after the loop.
-//   In the fused form the consumers run the loop's statements instead (FusedConsumerLoop).
+//   In the fused form the consumers run the loop's statements instead (FusedConsumerLoop), a
+//   late gemm one iteration behind (plan.late_gemm), two warpgroups taking turns to issue.
 // The statements before and after the loop run on the consumers only, over fragments in their
 // planned layouts (the wgmma accumulator: register r of thread t is WgmmaElement(t, r);
 // replicated fragments: every consumer holds all of it). The mbarriers order every shared access,
@@ -652,6 +653,11 @@ class Hopper : public TileLowering {
     PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
     PrimExpr prev_it = sub(it, MakeConst(it.dtype(), 1));
     PrimExpr prev_s = StageOf(prev_it), prev_phase = PhaseOf(prev_it);
+    // Two consumer warpgroups take turns to issue their gemms (named barriers 3 and 4, warpgroup
+    // 1 letting 0 go first), so that one's softmax runs while the other's gemms hold the tensor
+    // cores rather than both waiting on them at once (FA3's ping-pong). Measured on the H200
+    // (attention fp16, S = 4096): +3% at D = 128 full, +10% causal, +13% / +9% at D = 64.
+    bool pingpong = consumers_ == 256;
     auto iteration = [&](bool first) {
       std::vector<bool> waited(Groups(), false);
       std::vector<Stmt> body;
@@ -668,15 +674,19 @@ class Hopper : public TileLowering {
       };
       run(0, at[0]);
       for (int64_t g : GroupsOf(stmts[at[0]])) wait(g);
+      PrimExpr w = floordiv(tx_, Int32(128));
+      if (pingpong)
+        body.push_back(Intrin("ptx_named_barrier_sync", {add(w, Int32(3)), Int32(256)}));
       IssueGemm(g0, s, true, &body);
-      if (first) {
-        body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
-      } else {
+      if (!first) {
         for (int64_t g : late)
           body.push_back(Intrin("ptx_mbarrier_wait", {FullBar(g, prev_s), prev_phase}));
         IssueGemm(g1, prev_s, false, &body);  // packed at the end of the iteration before
-        body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(1)}));
       }
+      if (pingpong) {
+        body.push_back(Intrin("ptx_named_barrier_arrive", {sub(Int32(4), w), Int32(256)}));
+      }
+      body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(first ? 0 : 1)}));
       run(at[0] + 1, split);
       if (!first) {
         body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
@@ -707,8 +717,13 @@ class Hopper : public TileLowering {
     PrimExpr one = MakeConst(n.dtype(), 1);
     Stmt rest = For(ko, add(loop->min, cast(loop->min.dtype(), one)), sub(n, one), ForKind::kSerial,
                     iteration(false));
+    Stmt start = Evaluate(Int32(0));
+    if (pingpong) {
+      start = IfThenElse(EQ(floordiv(tx_, Int32(128)), Int32(1)),
+                         Intrin("ptx_named_barrier_arrive", {Int32(3), Int32(256)}));
+    }
     return IfThenElse(GT(n, MakeConst(n.dtype(), 0)),
-                      SeqStmt::Flatten(Array<Stmt>{head, rest, Seq(tail)}));
+                      SeqStmt::Flatten(Array<Stmt>{start, head, rest, Seq(tail)}));
   }
 
   // The producer's loads of the tiles copied before the loop, on their own barrier.

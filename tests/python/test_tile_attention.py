@@ -117,6 +117,12 @@ def test_the_hopper_kernel_reads_p_from_registers_and_v_n_major(d):
     assert fast.count("tsl_tma_load_4d(") == 3 * d // 64
     # Row maxima and sums over each row's four threads (in the peeled iteration and the loop).
     assert fast.count("__shfl_xor_sync") == 2 * 8 and "__syncthreads();" in fast
+    # The two warpgroups take turns to issue their gemms (ping-pong on named barriers 3 and 4):
+    # a wait for its turn in the peeled iteration and the loop, a hand-over after each, and
+    # warpgroup 1 letting 0 start.
+    assert fast.count("tsl_named_barrier_sync(tsl_add_i32(tsl_floordiv_i32(threadIdx_x, 128), 3)"
+                      ", 256)") == 2
+    assert fast.count("tsl_named_barrier_arrive(") == 3
 
 
 @pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
