@@ -910,14 +910,22 @@ class Hopper : public TileLowering {
     int64_t regs = ConstOf(fs->local->shape[0]);
     std::vector<Stmt> out;
     for (int64_t h = 0; h < 2; ++h) {
-      // Registers 4j + 2h + c hold row h of this thread.
-      PrimExpr v;
+      // Registers 4j + 2h + c hold row h of this thread. Folded as a balanced tree: a chain of
+      // 64 dependent adds would put its latency on the softmax's critical path.
+      std::vector<PrimExpr> level;
       for (int64_t j = 0; 4 * j < regs; ++j) {
         for (int64_t c = 0; c < 2; ++c) {
-          PrimExpr x = cast(t, BufferLoad(fs->local, {Int32(4 * j + 2 * h + c)}));
-          v = v.defined() ? combine(v, x) : x;
+          level.push_back(cast(t, BufferLoad(fs->local, {Int32(4 * j + 2 * h + c)})));
         }
       }
+      while (level.size() > 1) {
+        std::vector<PrimExpr> next;
+        for (size_t i = 0; i + 1 < level.size(); i += 2)
+          next.push_back(combine(level[i], level[i + 1]));
+        if (level.size() % 2) next.push_back(level.back());
+        level = std::move(next);
+      }
+      PrimExpr v = level[0];
       Var own("row_own", t), pair("row_pair", t), quad("row_quad", t);
       auto shfl = [&](const Var& x, int64_t lane) {
         return combine(x, Call(t, builtin::shfl_xor(), {x, Int32(lane), Int32(32)}));
