@@ -599,17 +599,21 @@ class Hopper : public TileLowering {
                       Intrin("ptx_mbarrier_arrive", {EmptyBar(g, s)}));
   }
 
+  // Waits for group g's tiles of stage s in this iteration, unless already waited for.
+  void WaitOnce(int64_t g, const PrimExpr& s, const PrimExpr& phase, std::vector<bool>* waited,
+                std::vector<Stmt>* body) {
+    if ((*waited)[g]) return;
+    (*waited)[g] = true;
+    body->push_back(Intrin("ptx_mbarrier_wait", {FullBar(g, s), phase}));
+  }
+
   Stmt InOrder(const std::vector<Stmt>& stmts, const std::vector<const WgmmaGemm*>& gemm_of) {
     const ForNode* loop = plan_.pipelined;
     Var ko = loop->loop_var;
     PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
     std::vector<bool> waited(Groups(), false);
     std::vector<Stmt> body;
-    auto wait = [&](int64_t g) {
-      if (waited[g]) return;
-      waited[g] = true;
-      body.push_back(Intrin("ptx_mbarrier_wait", {FullBar(g, s), phase}));
-    };
+    auto wait = [&](int64_t g) { WaitOnce(g, s, phase, &waited, &body); };
     for (size_t i = 0; i < stmts.size(); ++i) {
       for (int64_t g : GroupsOf(stmts[i])) wait(g);
       if (gemm_of[i]) {
@@ -661,11 +665,7 @@ class Hopper : public TileLowering {
     auto iteration = [&](bool first) {
       std::vector<bool> waited(Groups(), false);
       std::vector<Stmt> body;
-      auto wait = [&](int64_t g) {
-        if (waited[g]) return;
-        waited[g] = true;
-        body.push_back(Intrin("ptx_mbarrier_wait", {FullBar(g, s), phase}));
-      };
+      auto wait = [&](int64_t g) { WaitOnce(g, s, phase, &waited, &body); };
       auto run = [&](size_t from, size_t to) {
         for (size_t i = from; i < to; ++i) {
           for (int64_t g : GroupsOf(stmts[i])) wait(g);
