@@ -6,8 +6,9 @@
 # read zeros and are not written, so S need not divide the tiles. The causal form masks key
 # j > query i and stops the key loop at the block's last row (the two lines marked CAUSAL in
 # bench/tile_attention.py and tests/python/test_tile_attention.py); head dim 128 and bfloat16 are
-# the same text with the numbers and dtype replaced. Scores are kept in log2 units (scaled by
-# log2(e) / sqrt(64)) so that the exponentials are exp2.
+# the same text with the numbers and dtype replaced. The row maxima are of the raw scores; the
+# exponentials are exp2 of the scores scaled by log2(e) / sqrt(64), written as s * c - m * c so that
+# each is one fused multiply-add (m * c is one product a row).
 from __future__ import annotations
 
 from tessel.script import tir as T
@@ -36,14 +37,14 @@ def flash_attention(Q: T.Buffer((B, H, S, 64), "float16"), K: T.Buffer((B, H, S,
             T.copy(K[bz, by, k * 128, 0], K_s)
             T.gemm(Q_s, K_s, S_f, transpose_B=True, clear_accum=True)
             for i, j in T.Parallel(128, 128):
-                S_f[i, j] = T.if_then_else(k * 128 + j < S, S_f[i, j] * T.float32(0.18033688011112042),
-                                           T.float32("-inf"))
+                S_f[i, j] = T.if_then_else(k * 128 + j < S, S_f[i, j], T.float32("-inf"))
             T.copy(m, m_prev)
             T.reduce_max(S_f, m, dim=1, clear=False)
             for i in T.Parallel(128):
-                rescale[i] = T.exp2(m_prev[i] - m[i])
+                rescale[i] = T.exp2((m_prev[i] - m[i]) * T.float32(0.18033688011112042))
             for i, j in T.Parallel(128, 128):
-                S_f[i, j] = T.exp2(S_f[i, j] - m[i])
+                S_f[i, j] = T.exp2(S_f[i, j] * T.float32(0.18033688011112042) -
+                                   m[i] * T.float32(0.18033688011112042))
             T.reduce_sum(S_f, row_sum, dim=1)
             for i in T.Parallel(128):
                 l[i] = l[i] * rescale[i] + row_sum[i]

@@ -88,8 +88,8 @@ def test_the_plan_on_hopper_is_fused_warp_specialized_with_row_statistics():
     ir = planned(TEXT)
     assert ('"tessel.tile_plan": "warp-specialized: 2 consumer warpgroup(s) run wgmma, a producer '
             'warpgroup issues TMA into 2 stages; fused: the consumers run the loop\'s statements '
-            'in order, its last T.gemm at line 54 one iteration late, beside the next iteration\'s '
-            'statements up to the one at line 50, the others to completion, after 1 tile(s) '
+            'in order, its last T.gemm at line 55 one iteration late, beside the next iteration\'s '
+            'statements up to the one at line 51, the others to completion, after 1 tile(s) '
             'loaded once"') in ir
     assert '"S_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): C of T.gemm' in ir
     assert '"P_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): tied to S_f' in ir
