@@ -247,6 +247,34 @@ def test_verify_well_formed_deep_stmt():
     )
 
 
+@pytest.mark.parametrize("target", ["cuda -arch=sm_90", "metal"])
+@pytest.mark.parametrize("shape", ["deep_expr_store", "deep_stmt", "deep_if"])
+def test_build_gpu(shape, target, tmp_path):
+    # A kernel (the deep body under a threadIdx.x loop) through the CUDA and Metal pipelines and
+    # code generators; building stops at a limit before any compiler sees the source.
+    body = {
+        "deep_expr_store": "ir.BufferStore(A, deep_expr(), [0])",
+        "deep_stmt": "deep_stmt(A=A)",
+        "deep_if": "deep_if(A=A)",
+    }[shape]
+    ok_or_limit(
+        run_walk(
+            f"""
+            import os
+            os.environ['TESSEL_CACHE_DIR'] = {str(tmp_path)!r}
+            A = ir.decl_buffer('A', [1], 'int32')
+            tx = ir.Var('tx', 'int32')
+            kernel = ir.For(tx, 0, 1, 'thread_binding', {body}, 'threadIdx.x')
+            Ah = ir.Var('A_h', 'handle')
+            f = ir.PrimFunc([x, Ah], kernel, {{Ah: A}},
+                            {{'global_symbol': 'deep', 'target': {target.split()[0]!r}}})
+            tessel.build(f, target={target!r})
+            """,
+            timeout=120,
+        )
+    )
+
+
 @pytest.mark.parametrize("shape", ["deep_expr_store", "deep_stmt", "deep_if"])
 def test_build_c(shape, tmp_path):
     body = {
