@@ -247,16 +247,20 @@ def test_verify_well_formed_deep_stmt():
     )
 
 
+# The deep bodies built by tessel.build, as text for the child (A: the buffer they store into).
+BUILD_BODIES = {
+    "deep_expr_store": "ir.BufferStore(A, deep_expr(), [0])",
+    "deep_stmt": "deep_stmt(A=A)",
+    "deep_if": "deep_if(A=A)",
+}
+
+
 @pytest.mark.parametrize("target", ["cuda -arch=sm_90", "metal"])
-@pytest.mark.parametrize("shape", ["deep_expr_store", "deep_stmt", "deep_if"])
+@pytest.mark.parametrize("shape", list(BUILD_BODIES))
 def test_build_gpu(shape, target, tmp_path):
     # A kernel (the deep body under a threadIdx.x loop) through the CUDA and Metal pipelines and
     # code generators; building stops at a limit before any compiler sees the source.
-    body = {
-        "deep_expr_store": "ir.BufferStore(A, deep_expr(), [0])",
-        "deep_stmt": "deep_stmt(A=A)",
-        "deep_if": "deep_if(A=A)",
-    }[shape]
+    body = BUILD_BODIES[shape]
     ok_or_limit(
         run_walk(
             f"""
@@ -275,13 +279,9 @@ def test_build_gpu(shape, target, tmp_path):
     )
 
 
-@pytest.mark.parametrize("shape", ["deep_expr_store", "deep_stmt", "deep_if"])
+@pytest.mark.parametrize("shape", list(BUILD_BODIES))
 def test_build_c(shape, tmp_path):
-    body = {
-        "deep_expr_store": "ir.BufferStore(A, deep_expr(), [0])",
-        "deep_stmt": "deep_stmt(A=A)",
-        "deep_if": "deep_if(A=A)",
-    }[shape]
+    body = BUILD_BODIES[shape]
     ok_or_limit(
         run_walk(
             f"""
