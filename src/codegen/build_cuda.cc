@@ -77,11 +77,12 @@ bool ReadWhole(const std::string& path, std::string* out) {
 }
 
 // The cubin of `source` for `arch`, from the build cache when the same source was compiled for
-// the same arch by the same compiler (CUDACompilerIdentity, which names NVRTC's version), else
-// compiled and stored. *hit says which.
-std::string CompileCUDACached(const std::string& source, const std::string& arch, bool* hit) {
-  std::string key =
-      "cubin\n" + arch + "\n" + CUDACompilerIdentity() + "\n" + CUDAIncludeDir() + "\n" + source;
+// the same arch by the same compiler (CUDACompilerIdentity, which names NVRTC's version) with the
+// same options, else compiled and stored. *hit says which.
+std::string CompileCUDACached(const std::string& source, const std::string& arch,
+                              const CUDACompileOptions& options, bool* hit) {
+  std::string key = "cubin\n" + arch + (options.fast_math ? " fast-math" : "") + "\n" +
+                    CUDACompilerIdentity() + "\n" + CUDAIncludeDir() + "\n" + source;
   std::string dir = CacheDir();
   std::string hash = CacheHashName(key);
   for (int i = 0;; ++i) {
@@ -94,7 +95,7 @@ std::string CompileCUDACached(const std::string& source, const std::string& arch
         return cubin;
       }
     }
-    cubin = CompileCUDA(source, arch);
+    cubin = CompileCUDA(source, arch, nullptr, options);
     CacheWriteFileAtomic(stem + ".cubin", cubin);
     // The key goes last: its presence says the cubin next to it is complete.
     CacheWriteFileAtomic(stem + ".cukey", key);
@@ -165,6 +166,8 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
   n->target = target->str;
   // The architecture first: without one there is nothing to build for.
   std::string arch = CUDAArch(target);
+  CUDACompileOptions cuda_options;
+  cuda_options.fast_math = target->GetAttr("fast-math", "false") == "true";
 
   Clock::time_point t = Clock::now();
   ir::IRModule lowered = Lower(mod, target);
@@ -218,13 +221,14 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
   ir::IRModule device_mod(device_funcs);
   ir::IRModule host_mod(host_funcs);
   // An error of a code generator names the statement it was at (a pass's error already does).
-  data.source = ir::CallNamingErrorSpan([&] { return GenerateCUDA(device_mod, arch); });
+  data.source = ir::CallNamingErrorSpan([&] { return GenerateCUDA(device_mod, arch, cuda_options.fast_math);
+  });
   n->cuda_source = data.source;
   n->codegen_seconds = SecondsSince(t);
 
   t = Clock::now();
   bool cubin_hit = false;
-  if (!data.kernels.empty()) data.image = CompileCUDACached(data.source, arch, &cubin_hit);
+  if (!data.kernels.empty()) data.image = CompileCUDACached(data.source, arch, cuda_options, &cubin_hit);
   n->nvcc_seconds = SecondsSince(t);
 
   t = Clock::now();

@@ -36,6 +36,8 @@ TESSEL_REGISTER_OP("ptx_wgmma_mma_async").NumInputs(8).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_wgmma_mma_async_rs").NumInputs(7).Effect(K::kOpaque);
 // ptx_ldmatrix is TVM's op, registered with the other builtins (builtin_ops.cc).
 TESSEL_REGISTER_OP("ptx_stmatrix").NumInputs(6).Effect(K::kOpaque);
+// Pure: a conversion, as free to move or merge as any cast.
+TESSEL_REGISTER_OP("ptx_cvt_pack").NumInputs(3).Effect(K::kPure);
 // Pure: the descriptor is a function of its operands, evaluated once per launch on the host.
 TESSEL_REGISTER_OP("tma_descriptor").Effect(K::kPure);
 TESSEL_REGISTER_OP("ptx_tma_load").Effect(K::kOpaque);
@@ -49,7 +51,8 @@ bool IsHopperBuiltin(const std::string& name) {
          name.rfind("ptx_cp_async", 0) == 0 || name.rfind("ptx_named_barrier_", 0) == 0 ||
          name.rfind("ptx_setmaxnreg_", 0) == 0 || name == "ptx_elect_one_sync" ||
          name.rfind("ptx_wgmma_", 0) == 0 || name == "ptx_ldmatrix" || name == "ptx_stmatrix" ||
-         name.rfind("ptx_tma_", 0) == 0 || name == "ptx_prefetch_tensor_map";
+         name.rfind("ptx_tma_", 0) == 0 || name == "ptx_prefetch_tensor_map" ||
+         name == "ptx_cvt_pack";
 }
 
 int TmaDescriptorRank(const CallNode* op) {
@@ -66,7 +69,7 @@ bool IsTmaDescriptor(const PrimExpr& e) {
 }
 
 int MinSmVersion(const std::string& name) {
-  if (name.rfind("ptx_cp_async", 0) == 0) return 80;
+  if (name.rfind("ptx_cp_async", 0) == 0 || name == "ptx_cvt_pack") return 80;
   if (name == "ptx_ldmatrix") return 75;
   if (name.rfind("ptx_named_barrier_", 0) == 0) return 0;
   return 90;
@@ -124,6 +127,18 @@ std::string CheckHopperCall(const CallNode* op) {
     return std::string();
   };
   if (name.rfind("ptx_mbarrier_", 0) == 0) return Pointer(op, 0, "the barrier");
+  if (name == "ptx_cvt_pack") {
+    std::string t;
+    if (std::string bad = StringOf(op, 0, "the type", &t); !bad.empty()) return bad;
+    if (t != "f16" && t != "bf16") return name + ": type '" + t + "' (f16 or bf16)";
+    for (size_t i : {1, 2}) {
+      if (op->args[i].dtype() != DataType::Float(32)) {
+        return name + ": operand " + std::to_string(i) + " must be float32, not " +
+               op->args[i].dtype().str();
+      }
+    }
+    return "";
+  }
   if (name == "ptx_cp_async") {
     return first({Pointer(op, 0, "the destination"), Pointer(op, 1, "the source"),
                   Constant(op, 2, "the byte count", {4, 8, 16}, "4, 8 or 16")});

@@ -44,7 +44,9 @@ bool IsBool(const std::string& v) { return v == "true" || v == "false"; }
 const std::vector<KindSpec>& Kinds() {
   static const std::vector<KindSpec> kinds = {
       {"c", {}},
-      {"cuda", {{"arch", IsSmArch, "sm_<digits>[letter], e.g. sm_90"}}},
+      {"cuda",
+       {{"arch", IsSmArch, "sm_<digits>[letter], e.g. sm_90"},
+        {"fast-math", IsBool, "true or false (-fast-math alone means true)"}}},
       {"metal",
        {{"msl", IsMslVersion, "an MSL version: 2.4, 3.0, 3.1, 3.2 or 4.0"},
         {"fast-math", IsBool, "true or false (-fast-math alone means true)"}}},

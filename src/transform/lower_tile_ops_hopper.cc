@@ -24,6 +24,7 @@
 #include <tessel/transform/inject_shared_barriers.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -81,6 +82,7 @@ class Hopper : public TileLowering {
         break;
       }
     }
+    FindDirectPacks(body);
     consumers_ = plan_.threads;
     tx_ = Var("tx");
     analyzer_.Bind(tx_, Range(Int32(0), Int32(consumers_ + 128)), true);
@@ -500,9 +502,61 @@ class Hopper : public TileLowering {
     return p;
   }
 
-  // Packs the A fragment of gemm `g` (if it reads one from registers), before its wgmma fence.
+  // The 16-bit register A operands that only T.copy from a float32 fragment of the same layout
+  // writes and only wgmma reads (attention's P): their copies convert straight into the packed
+  // registers, two elements per cvt.rn.f16x2.f32, instead of converting each element and packing
+  // the pairs before the gemm (three instructions for two elements).
+  void FindDirectPacks(const Stmt& body) {
+    std::unordered_set<const VarNode*> cand;
+    for (const WgmmaGemm& g : plan_.gemms) {
+      DataType t = g.a->dtype;
+      if (g.a_regs && (t == DataType::Float(16) || t == DataType::BFloat(16)))
+        cand.insert(g.a->data.get());
+    }
+    if (cand.empty()) return;
+    std::unordered_set<const VarNode*> bad;
+    std::function<void(const Stmt&)> walk = [&](const Stmt& st) {
+      const CallNode* call = TileCall(st);
+      if (!call) {
+        if (const auto* seq = st.as<SeqStmtNode>()) {
+          for (const Stmt& x : seq->seq) walk(x);
+          return;
+        }
+        if (const auto* f = st.as<ForNode>(); f && !f->annotations.count("tessel.tile_parallel")) {
+          walk(f->body);
+          return;
+        }
+        PostOrderVisit(st, [&](const ObjectRef& n) {
+          if (const auto* l = n.as<BufferLoadNode>()) bad.insert(l->buffer->data.get());
+          if (const auto* w = n.as<BufferStoreNode>()) bad.insert(w->buffer->data.get());
+        });
+        return;
+      }
+      std::string name = (*call->op.as<Op>())->name;
+      for (size_t i = 0; i < call->args.size(); ++i) {
+        auto r = AsTileRegion(call->args[i]);
+        if (!r || !cand.count(r->buffer->data.get())) continue;
+        bool ok = name == "tile_gemm" && i == 0;
+        if (name == "tile_copy" && i == 1) {
+          auto src = AsTileRegion(call->args[0]);
+          const Frag* fs = src ? FragOf(src->buffer) : nullptr;
+          const Frag* fd = FragOf(r->buffer);
+          ok = fs && fd && src->buffer->dtype == DataType::Float(32) && fs->wgmma && fd->wgmma &&
+               fs->size == fd->size;
+        }
+        if (!ok) bad.insert(r->buffer->data.get());
+      }
+    };
+    walk(body);
+    for (const VarNode* v : cand) {
+      if (!bad.count(v)) direct_packs_.insert(v);
+    }
+  }
+
+  // Packs the A fragment of gemm `g` (if it reads one from registers), before its wgmma fence;
+  // nothing when its copies wrote the packed registers (FindDirectPacks).
   Stmt Pack(const WgmmaGemm& g) {
-    if (!g.a_regs) return Evaluate(Int32(0));
+    if (!g.a_regs || direct_packs_.count(g.a->data.get())) return Evaluate(Int32(0));
     const Frag* f = FragOf(g.a);
     Buffer p = PackOf(g.a);
     Var i("i");
@@ -787,6 +841,16 @@ class Hopper : public TileLowering {
       if (fs && (fs->wgmma != fd->wgmma || fs->rows != fd->rows)) {
         Fail(call, "a copy between fragments of two layouts (not planned)");
       }
+      if (direct_packs_.count(dst.buffer->data.get())) {
+        Buffer p = PackOf(dst.buffer);
+        Var i("i");
+        PrimExpr lo = BufferLoad(fs->local, {mul(i, Int32(2))});
+        PrimExpr hi = BufferLoad(fs->local, {add(mul(i, Int32(2)), Int32(1))});
+        PrimExpr v = Call(DataType::UInt(32), Op::Get("ptx_cvt_pack"),
+                          {StringImm(t == DataType::Float(16) ? "f16" : "bf16"), lo, hi});
+        return For(i, Int32(0), Int32(ConstOf(p->shape[0])), ForKind::kUnrolled,
+                   BufferStore(p, v, {i}));
+      }
       return Own(*fd, [&](const Var& r, const Array<PrimExpr>& at) {
         PrimExpr v = fs ? BufferLoad(fs->local, {r}) : Load(src.buffer, SqueezedAt(src, at), t);
         return BufferStore(fd->local, cast(t, v), {r});
@@ -1039,6 +1103,7 @@ class Hopper : public TileLowering {
   Var tx_;
   std::unordered_map<const VarNode*, Frag> frags_;
   std::unordered_map<const VarNode*, Buffer> packs_;  // packed A operands, by fragment
+  std::unordered_set<const VarNode*> direct_packs_;   // FindDirectPacks
   std::vector<std::pair<const VarNode*, Ring>> rings_;
   std::vector<std::vector<const TmaCopy*>> groups_;  // copies sharing full / empty barriers
   Buffer bars_;

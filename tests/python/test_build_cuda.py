@@ -173,3 +173,43 @@ def test_cubins_are_cached(tmp_path, monkeypatch):
     tessel.build(VECTOR_ADD, target="cuda -arch=sm_80")
     tessel.build(VECTOR_ADD, target="cuda -arch=sm_90")
     assert len(list(tmp_path.glob("*.cubin"))) == 2
+
+
+EXP2_MAX = """
+@T.prim_func
+def exp2_max(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    T.func_attr({"global_symbol": "exp2_max", "target": "cuda", "tir.noalias": True})
+    for tx in T.thread_binding(256, thread="threadIdx.x"):
+        B[tx] = T.max(T.exp2(A[tx]), T.float32(-1))
+"""
+
+
+@needs_compiler
+def test_fast_math_is_a_target_option_with_a_cache_entry_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESSEL_CACHE_DIR", str(tmp_path))
+    safe = tessel.build(EXP2_MAX, target="cuda -arch=sm_90").get_source("cuda")
+    fast = tessel.build(EXP2_MAX, target="cuda -arch=sm_90 -fast-math").get_source("cuda")
+    # Float max is the C backend's select unless fast math lets it be one FMNMX.
+    assert "return a > b ? a : b;" in safe and "fmaxf" not in safe
+    assert "return fmaxf(a, b);" in fast and "fast math: compile with --use_fast_math" in fast
+    assert tessel.build(EXP2_MAX, target="cuda -arch=sm_90 -fast-math=false").get_source(
+        "cuda") == safe
+    keys = sorted(k.read_text().split("\n")[1] for k in tmp_path.glob("*.cukey"))
+    assert keys == ["sm_90", "sm_90 fast-math"]
+    with pytest.raises(ValueError, match="-fast-math=yes is not valid; expected true or false"):
+        tessel.build(EXP2_MAX, target="cuda -arch=sm_90 -fast-math=yes")
+
+
+@pytest.mark.skipif(gpu_torch() is None, reason="needs a CUDA GPU and torch")
+def test_fast_math_flushes_subnormal_results_to_zero():
+    # exp2(-130) is a float32 subnormal: kept by default, flushed by --use_fast_math's ftz.
+    torch = gpu_torch()
+    a = torch.full((256,), -130.0, device="cuda")
+    a[1] = 3.0
+    got = {}
+    for fm in ("", " -fast-math"):
+        b = torch.empty_like(a)
+        tessel.build(EXP2_MAX, target="cuda" + fm)["exp2_max"](a, b)
+        got[fm] = b.cpu()
+    assert got[""][0].item() == 2.0 ** -130 and got[""][1].item() == 8.0
+    assert got[" -fast-math"][0].item() == 0.0 and got[" -fast-math"][1].item() == 8.0

@@ -123,6 +123,19 @@ def test_the_hopper_kernel_reads_p_from_registers_and_v_n_major(d):
     assert fast.count("tsl_named_barrier_sync(tsl_add_i32(tsl_floordiv_i32(threadIdx_x, 128), 3)"
                       ", 256)") == 2
     assert fast.count("tsl_named_barrier_arrive(") == 3
+    # P = S cast to 16 bits goes straight into the packed A registers, two elements per
+    # cvt.rn.f16x2.f32 (in the peeled iteration and the loop); nothing packs it a second time.
+    assert fast.count("P_f_pack[i") == 2 and fast.count("= tsl_cvt_pack_f16(S_f_local[") == 2
+    assert "tsl_bitcast<uint16_t>(P_f_local" not in fast
+
+
+def test_bfloat16_p_is_packed_by_one_conversion_per_pair():
+    if not have_cuda_compiler():
+        pytest.skip("no NVRTC or nvcc")
+    src = tessel.build(attention_text(64, "bfloat16"), target="cuda -arch=sm_90a").get_source("cuda")
+    assert src.split("__global__")[1].count("= tsl_cvt_pack_bf16(S_f_local[") == 2
+    ptx = tvm_ffi.get_global_func("tessel.codegen.CompileCUDAToPTX")(src, "sm_90a")
+    assert "cvt.rn.bf16x2.f32" in ptx
 
 
 @pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
@@ -156,15 +169,17 @@ from conftest import gpu_torch as _cuda_torch  # noqa: E402
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d,dtype", [(64, "float16"), (128, "float16"), (64, "bfloat16"),
                                      (128, "bfloat16")])
-@pytest.mark.parametrize("s", [300, 1, 1024])
-def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s):
-    # On the H200 the warp-specialized kernel (TMA, wgmma with P from registers).
+@pytest.mark.parametrize("s,fm", [(300, ""), (1, ""), (1024, ""), (300, " -fast-math"),
+                                  (1024, " -fast-math")])
+def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm):
+    # On the H200 the warp-specialized kernel (TMA, wgmma with P from registers); the benchmark
+    # builds it with -fast-math.
     torch = _cuda_torch()
     t = getattr(torch, dtype)
     q, k, v = (torch.randn(2, 4, s, d, device="cuda").to(t) for _ in range(3))
     o = torch.full_like(q, float("nan"))
-    tessel.build(attention_text(d, dtype, causal), target="cuda -arch=sm_90a")["flash_attention"](
-        q, k, v, o)
+    tessel.build(attention_text(d, dtype, causal), target="cuda -arch=sm_90a" + fm)[
+        "flash_attention"](q, k, v, o)
     want = torch.nn.functional.scaled_dot_product_attention(
         q.cpu().float(), k.cpu().float(), v.cpu().float(), is_causal=causal)
     torch.testing.assert_close(o.cpu().float(), want, atol=2e-2, rtol=2e-2)

@@ -23,8 +23,12 @@ namespace codegen {
 // skipped) for `arch` ("sm_90", as CUDAArch gives it): a kernel whose constant shared memory is
 // more than that architecture allows a block is a ValueError naming the limit and the arch; ""
 // holds kernels to the most that any architecture allows. Also the Python global
-// "tessel.codegen.GenerateCUDA" (without an arch). Compile it with CompileCUDA.
-std::string GenerateCUDA(const ir::IRModule& mod, const std::string& arch = "");
+// "tessel.codegen.GenerateCUDA" (without an arch). Compile it with CompileCUDA. With `fast_math`
+// (the target's -fast-math) float max and min are fmaxf and fminf (one instruction; the non-NaN
+// operand when one is NaN) instead of the selects that match the C backend; compile such source
+// with CUDACompileOptions::fast_math.
+std::string GenerateCUDA(const ir::IRModule& mod, const std::string& arch = "",
+                         bool fast_math = false);
 
 // Whether `func` is a device kernel (attrs["tessel.device_kernel"] is true).
 bool IsDeviceKernel(const ir::PrimFunc& func);

@@ -22,6 +22,9 @@ struct CUDACompileOptions {
   // "" = NVRTC when it loads, else nvcc; "nvrtc" or "nvcc" forces one (TESSEL_CUDA_COMPILER sets
   // the default).
   std::string compiler;
+  // nvcc's --use_fast_math (flush-to-zero, approximate division, square root and transcendentals),
+  // for the target option -fast-math.
+  bool fast_math = false;
 };
 
 // The cubin of `source` for `arch` ("sm_80", "sm_90", "sm_90a"); ValueError for a malformed arch.

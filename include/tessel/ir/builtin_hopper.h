@@ -35,6 +35,10 @@
 //   ptx_stmatrix(trans, num, smem_ptr, smem_offset, local_ptr, local_offset)
 //                                           stmatrix.sync.aligned.m8n8.x<num>[.trans].shared.b16:
 //                                           the reverse, from num 32-bit registers; sm_90
+//   ptx_cvt_pack(dtype, lo, hi)            uint32: cvt.rn.<dtype>x2.f32, float32 lo and hi rounded
+//                                           to nearest even as dtype ("f16" or "bf16") and packed,
+//                                           lo in the low half (one instruction for two
+//                                           conversions); pure; sm_80
 //   ptx_wgmma_desc(smem, lbo, sbo, swizzle) uint64 shared-memory matrix descriptor: start address
 //                                           of `smem` >> 4, leading and stride byte offsets >> 4,
 //                                           swizzle 0 (none), 32, 64 or 128 bytes (constant)

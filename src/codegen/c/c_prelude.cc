@@ -82,7 +82,7 @@ TSL_UNSIGNED_DIV(u64, uint64_t)
 )TSL";
 
 // The float division helpers (C and CUDA; Metal has its own, without double).
-const char* const kFloatArithmetic = R"TSL(/* ---- floating point ----
+const char* const kFloatMinMax = R"TSL(/* ---- floating point ----
    max(a, b) is a > b ? a : b and min(a, b) is a < b ? a : b (ir/expr.h): when either operand is
    NaN, or both are zeros, the result is b. Plain selects, which compilers vectorize (x86
    maxps/minps compute exactly this). */
@@ -90,7 +90,18 @@ TSL_HELPER float tsl_max_f32(float a, float b) { return a > b ? a : b; }
 TSL_HELPER float tsl_min_f32(float a, float b) { return a < b ? a : b; }
 TSL_HELPER double tsl_max_f64(double a, double b) { return a > b ? a : b; }
 TSL_HELPER double tsl_min_f64(double a, double b) { return a < b ? a : b; }
-TSL_HELPER float tsl_floordiv_f32(float a, float b) { return floorf(a / b); }
+)TSL";
+
+// CUDA with -fast-math: one FMNMX instead of a compare and a select (a NaN operand loses).
+const char* const kFastFloatMinMax = R"TSL(/* ---- floating point (fast math) ----
+   max and min are fmaxf / fminf: with one NaN operand the result is the other operand. */
+TSL_HELPER float tsl_max_f32(float a, float b) { return fmaxf(a, b); }
+TSL_HELPER float tsl_min_f32(float a, float b) { return fminf(a, b); }
+TSL_HELPER double tsl_max_f64(double a, double b) { return fmax(a, b); }
+TSL_HELPER double tsl_min_f64(double a, double b) { return fmin(a, b); }
+)TSL";
+
+const char* const kFloatArithmetic = R"TSL(TSL_HELPER float tsl_floordiv_f32(float a, float b) { return floorf(a / b); }
 TSL_HELPER float tsl_floormod_f32(float a, float b) { return a - floorf(a / b) * b; }
 TSL_HELPER double tsl_floordiv_f64(double a, double b) { return floor(a / b); }
 TSL_HELPER double tsl_floormod_f64(double a, double b) { return a - floor(a / b) * b; }
@@ -487,13 +498,15 @@ TSL_HELPER int tsl_check_span(const char* f, const char* p, const char* what, co
 
 const char* CIntegerHelpers() { return kIntArithmetic; }
 
-const char* CArithmeticHelpers() {
-  static const std::string text = std::string(kIntArithmetic) + kFloatArithmetic;
-  return text.c_str();
+const char* CArithmeticHelpers(bool fast_min_max) {
+  static const std::string text = std::string(kIntArithmetic) + kFloatMinMax + kFloatArithmetic;
+  static const std::string fast = std::string(kIntArithmetic) + kFastFloatMinMax + kFloatArithmetic;
+  return fast_min_max ? fast.c_str() : text.c_str();
 }
 
 const char* CPrelude() {
-  static const std::string text = std::string(kHeader) + kIntArithmetic + kFloatArithmetic + kRest;
+  static const std::string text =
+      std::string(kHeader) + kIntArithmetic + kFloatMinMax + kFloatArithmetic + kRest;
   return text.c_str();
 }
 

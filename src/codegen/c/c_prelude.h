@@ -10,8 +10,9 @@ namespace codegen {
 
 const char* CPrelude();
 // The part of the prelude with the integer and float division helpers (wrapping +-*, floor/trunc
-// division, min/max, abs), written against a TSL_HELPER macro its includer defines.
-const char* CArithmeticHelpers();
+// division, min/max, abs), written against a TSL_HELPER macro its includer defines. With
+// `fast_min_max` (CUDA's -fast-math) float max/min are fmaxf/fminf rather than the C selects.
+const char* CArithmeticHelpers(bool fast_min_max = false);
 // Its integer half only (valid MSL too: C casts and fixed-width types, no double).
 const char* CIntegerHelpers();
 

@@ -21,7 +21,7 @@ namespace codegen {
 [[noreturn]] void CudaUnsupported(const std::string& what, const std::string& kernel);
 
 // The fixed start of every CUDA unit; `grid_sync` adds cooperative_groups.
-std::string CudaPrelude(bool grid_sync);
+std::string CudaPrelude(bool grid_sync, bool fast_math);
 
 // The text of one `extern "C" __global__` kernel named `name`. *uses_grid_sync is set when the body
 // calls grid_sync. Its constant shared memory is held to the limit of `arch` ("sm_90"; "" for

@@ -174,7 +174,7 @@ std::vector<std::string> IncludeFlags() {
 
 // The cubin of `source` for `arch` (sm_XX), or with `ptx` its PTX for the virtual compute_XX.
 std::string CompileNvrtc(const std::string& source, const std::string& arch, std::string* log,
-                         bool ptx = false) {
+                         bool fast_math, bool ptx = false) {
   const Nvrtc& n = LoadNvrtc();
   if (!n.error.empty()) TVM_FFI_THROW(RuntimeError) << "compile CUDA: " << n.error;
   Nvrtc::Program prog = nullptr;
@@ -184,6 +184,7 @@ std::string CompileNvrtc(const std::string& source, const std::string& arch, std
   }
   std::string target = ptx ? "compute_" + arch.substr(3) : arch;
   std::vector<std::string> opts = {"-arch=" + target, "-std=c++17"};
+  if (fast_math) opts.push_back("--use_fast_math");
   for (const std::string& f : IncludeFlags()) opts.push_back(f);
   std::vector<const char*> copts;
   for (const std::string& o : opts) copts.push_back(o.c_str());
@@ -234,7 +235,8 @@ std::string ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-std::string CompileNvcc(const std::string& source, const std::string& arch, std::string* log) {
+std::string CompileNvcc(const std::string& source, const std::string& arch, std::string* log,
+                        bool fast_math) {
   std::string nvcc = FindNvcc();
   if (nvcc.empty()) {
     TVM_FFI_THROW(RuntimeError) << "compile CUDA: neither NVRTC nor nvcc found ("
@@ -251,7 +253,8 @@ std::string CompileNvcc(const std::string& source, const std::string& arch, std:
     out << source;
   }
   std::string cmd = "cd " + ShellQuote(dir.string()) + " && " + ShellQuote(nvcc) +
-                    " -cubin -std=c++17 -arch=" + arch + " -o kernel.cubin kernel.cu 2>&1";
+                    " -cubin -std=c++17 -arch=" + arch + (fast_math ? " --use_fast_math" : "") +
+                    " -o kernel.cubin kernel.cu 2>&1";
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) {
@@ -285,8 +288,8 @@ std::string CUDAIncludeDir() {
 std::string CompileCUDA(const std::string& source, const std::string& arch, std::string* log,
                         const CUDACompileOptions& options) {
   CheckArch(arch);
-  if (ChosenCompiler(options) == "nvrtc") return CompileNvrtc(source, arch, log);
-  return CompileNvcc(source, arch, log);
+  if (ChosenCompiler(options) == "nvrtc") return CompileNvrtc(source, arch, log, options.fast_math);
+  return CompileNvcc(source, arch, log, options.fast_math);
 }
 
 std::string CUDACompilerIdentity(const CUDACompileOptions& options) {
@@ -321,7 +324,7 @@ std::string CUDAArch(const target::Target& target) {
 
 std::string CompileCUDAToPTX(const std::string& source, const std::string& arch) {
   CheckArch(arch);
-  return CompileNvrtc(source, arch, nullptr, /*ptx=*/true);
+  return CompileNvrtc(source, arch, nullptr, /*fast_math=*/false, /*ptx=*/true);
 }
 
 TVM_FFI_STATIC_INIT_BLOCK() {

@@ -66,6 +66,17 @@ const std::map<std::string, const char*>& Fixed() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 )TSL"},
+      {"ptx_cvt_pack", R"TSL(TSL_HELPER uint32_t tsl_cvt_pack_f16(float lo, float hi) {
+  uint32_t d;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+TSL_HELPER uint32_t tsl_cvt_pack_bf16(float lo, float hi) {
+  uint32_t d;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+)TSL"},
       {"ptx_fence_proxy_async", R"TSL(TSL_HELPER void tsl_fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
@@ -299,6 +310,10 @@ std::string EmitHopperCall(const CallNode* op, const std::function<std::string(s
   if (name == "ptx_mbarrier_wait") return "tsl_mbarrier_wait(" + arg(0) + ", " + arg(1) + ")";
   if (name == "ptx_fence_mbarrier_init") return "tsl_fence_mbarrier_init()";
   if (name == "ptx_fence_proxy_async") return "tsl_fence_proxy_async()";
+  if (name == "ptx_cvt_pack") {
+    return "tsl_cvt_pack_" + std::string(op->args[0].as<StringImmNode>()->value) + "(" + arg(1) +
+           ", " + arg(2) + ")";
+  }
   if (name == "ptx_cp_async") return "tsl_cp_async<" + imm(2) + ">(" + arg(0) + ", " + arg(1) + ")";
   if (name == "ptx_cp_async_commit_group") return "tsl_cp_async_commit_group()";
   if (name == "ptx_cp_async_wait_group") return "tsl_cp_async_wait_group<" + imm(0) + ">()";

@@ -20,7 +20,7 @@ bool IsDeviceKernel(const ir::PrimFunc& func) {
   return b.has_value() && *b;
 }
 
-std::string GenerateCUDA(const ir::IRModule& mod, const std::string& arch) {
+std::string GenerateCUDA(const ir::IRModule& mod, const std::string& arch, bool fast_math) {
   std::set<std::string> symbols;
   std::string kernels;
   bool grid_sync = false;
@@ -37,7 +37,7 @@ std::string GenerateCUDA(const ir::IRModule& mod, const std::string& arch) {
     kernels += "\n";
     grid_sync = grid_sync || uses;
   }
-  return CudaPrelude(grid_sync) + HopperPrelude(mod) + kernels;
+  return CudaPrelude(grid_sync, fast_math) + HopperPrelude(mod) + kernels;
 }
 
 TVM_FFI_STATIC_INIT_BLOCK() {
