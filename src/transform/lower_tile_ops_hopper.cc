@@ -30,6 +30,7 @@
 #include <unordered_set>
 
 #include "transform/tile_layout_inference.h"
+#include "transform/tile_loop_split.h"
 #include "transform/tile_lowering.h"
 
 namespace tessel {
@@ -665,24 +666,45 @@ class Hopper : public TileLowering {
     const ForNode* loop = plan_.pipelined;
     Var ko = loop->loop_var;
     PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
-    std::vector<bool> waited(Groups(), false);
-    std::vector<Stmt> body;
-    auto wait = [&](int64_t g) { WaitOnce(g, s, phase, &waited, &body); };
-    for (size_t i = 0; i < stmts.size(); ++i) {
-      for (int64_t g : GroupsOf(stmts[i])) wait(g);
-      if (gemm_of[i]) {
-        IssueGemm(*gemm_of[i], s, true, &body);
-        body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
-      } else {
-        body.push_back(VisitStmt(stmts[i]));
+    auto iteration = [&](const std::vector<Stmt>& code) {
+      std::vector<bool> waited(Groups(), false);
+      std::vector<Stmt> body;
+      auto wait = [&](int64_t g) { WaitOnce(g, s, phase, &waited, &body); };
+      for (size_t i = 0; i < code.size(); ++i) {
+        for (int64_t g : GroupsOf(code[i])) wait(g);
+        if (gemm_of[i]) {
+          IssueGemm(*gemm_of[i], s, true, &body);
+          body.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
+        } else {
+          body.push_back(VisitStmt(code[i]));
+        }
       }
-    }
-    // A stage is refilled only after its loads have landed, read or not.
-    for (int64_t g = 0; g < Groups(); ++g) {
-      wait(g);
-      body.push_back(Release(g, s));
-    }
-    return For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
+      // A stage is refilled only after its loads have landed, read or not.
+      for (int64_t g = 0; g < Groups(); ++g) {
+        wait(g);
+        body.push_back(Release(g, s));
+      }
+      return Seq(body);
+    };
+    return SplitLoop(ko, loop->min, loop->extent, stmts, iteration);
+  }
+
+  // for ko in [lo, lo + n): iteration(stmts), as two loops when the plan has a split: first the
+  // iterations below its bound with the decided selects left out, then the others as written.
+  // The second loop binds a copy of ko (a variable is bound once).
+  Stmt SplitLoop(const Var& ko, const PrimExpr& lo, const PrimExpr& n,
+                 const std::vector<Stmt>& stmts,
+                 const std::function<Stmt(const std::vector<Stmt>&)>& iteration) {
+    if (!plan_.split) return For(ko, lo, n, ForKind::kSerial, iteration(stmts));
+    std::vector<Stmt> decided;
+    for (const Stmt& st : stmts) decided.push_back(DropDecidedSelects(st, *plan_.split));
+    PrimExpr end = add(lo, cast(lo.dtype(), n));
+    PrimExpr at = analyzer_.Simplify(max(lo, min(cast(lo.dtype(), plan_.split->before), end)));
+    Stmt fast = For(ko, lo, sub(at, lo), ForKind::kSerial, iteration(decided));
+    Var k2(tvm::ffi::make_object<VarNode>(*ko.get()));
+    Stmt rest = For(k2, at, sub(end, at), ForKind::kSerial,
+                    Substitute(iteration(stmts), VarMap{{ko.get(), k2}}));
+    return SeqStmt::Flatten(Array<Stmt>{fast, rest});
   }
 
   // The loop as pre; G0; mid; G1 with G1 plan_.late_gemm: G1 of iteration k - 1 is issued
@@ -716,14 +738,14 @@ class Hopper : public TileLowering {
     // cores rather than both waiting on them at once (FA3's ping-pong). Measured on the H200
     // (attention fp16, S = 4096): +3% at D = 128 full, +10% causal, +13% / +9% at D = 64.
     bool pingpong = consumers_ == 256;
-    auto iteration = [&](bool first) {
+    auto iteration = [&](bool first, const std::vector<Stmt>& code) {
       std::vector<bool> waited(Groups(), false);
       std::vector<Stmt> body;
       auto wait = [&](int64_t g) { WaitOnce(g, s, phase, &waited, &body); };
       auto run = [&](size_t from, size_t to) {
         for (size_t i = from; i < to; ++i) {
-          for (int64_t g : GroupsOf(stmts[i])) wait(g);
-          body.push_back(VisitStmt(stmts[i]));
+          for (int64_t g : GroupsOf(code[i])) wait(g);
+          body.push_back(VisitStmt(code[i]));
         }
       };
       run(0, at[0]);
@@ -767,10 +789,11 @@ class Hopper : public TileLowering {
     IssueGemm(g1, StageOf(last_it), false, &tail);
     tail.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
     for (int64_t g : late) tail.push_back(Release(g, StageOf(last_it)));
-    Stmt head = Substitute(iteration(true), VarMap{{ko.get(), cast(ko.dtype(), loop->min)}});
+    Stmt head =
+        Substitute(iteration(true, stmts), VarMap{{ko.get(), cast(ko.dtype(), loop->min)}});
     PrimExpr one = MakeConst(n.dtype(), 1);
-    Stmt rest = For(ko, add(loop->min, cast(loop->min.dtype(), one)), sub(n, one), ForKind::kSerial,
-                    iteration(false));
+    Stmt rest = SplitLoop(ko, add(loop->min, cast(loop->min.dtype(), one)), sub(n, one), stmts,
+                          [&](const std::vector<Stmt>& code) { return iteration(false, code); });
     Stmt start = Evaluate(Int32(0));
     if (pingpong) {
       start = IfThenElse(EQ(floordiv(tx_, Int32(128)), Int32(1)),

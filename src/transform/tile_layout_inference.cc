@@ -273,7 +273,10 @@ class Planner {
       bad = CheckFusedFragments();
       if (!bad.empty()) return bad;
     }
-    if (plan_.fused) PlanLateGemm();
+    if (plan_.fused) {
+      PlanLateGemm();
+      plan_.split = PlanTileLoopSplit(plan_.pipelined);
+    }
     PlanStore(bytes);
     for (const Buffer& t : tiles_) Choice(t);  // the rest: replicated
     plan_.warp_specialized = true;
@@ -887,6 +890,13 @@ Map<String, Any> DescribePlan(const TileKernelPlan& plan) {
       }
       if (!plan.preloads.empty()) {
         text += ", after " + std::to_string(plan.preloads.size()) + " tile(s) loaded once";
+      }
+      if (plan.split) {
+        std::string lines;
+        for (const StmtNode* s : plan.split->where) lines += (lines.empty() ? "" : ",") + Line(s->span);
+        text += "; iterations " + std::string(plan.pipelined->loop_var->name_hint) + " < " +
+                AsText(plan.split->before) + " leave out the T.if_then_else(s) of the T.Parallel" +
+                lines + " (their conditions hold for every element there)";
       }
     }
   } else {

@@ -22,9 +22,12 @@
 #include <tvm/ffi/container/map.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
+
+#include "transform/tile_loop_split.h"
 
 namespace tessel {
 namespace transform {
@@ -98,6 +101,8 @@ struct TileKernelPlan {
   // late gemm itself), which wait for it. Attention: O += P V beside the next tile's softmax.
   const ir::StmtNode* late_gemm = nullptr;  // its statement
   const ir::StmtNode* late_wait = nullptr;
+  // Fused: the iterations in which the T.Parallel selects are decided (tile_loop_split.h).
+  std::optional<TileLoopSplit> split;
   std::vector<TmaCopy> copies;
   std::vector<TmaCopy> preloads;  // before the loop: loaded once per block
   std::vector<WgmmaGemm> gemms;

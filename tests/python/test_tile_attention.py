@@ -90,7 +90,12 @@ def test_the_plan_on_hopper_is_fused_warp_specialized_with_row_statistics():
             'warpgroup issues TMA into 2 stages; fused: the consumers run the loop\'s statements '
             'in order, its last T.gemm at line 55 one iteration late, beside the next iteration\'s '
             'statements up to the one at line 51, the others to completion, after 1 tile(s) '
-            'loaded once"') in ir
+            'loaded once; iterations k < (S - 128) // 128 + 1 leave out the T.if_then_else(s) of '
+            'the T.Parallel at line 39 (their conditions hold for every element there)"') in ir
+    # Causal: the tiles below the block's diagonal (and before the ragged end) need no mask.
+    assert ('iterations k < T.min(bx * 128 - 127, S - 128) // 128 + 1 leave out the '
+            'T.if_then_else(s) of the T.Parallel at line 39') in planned(
+                attention_text(128, "float16", True))
     assert '"S_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): C of T.gemm' in ir
     assert '"P_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): tied to S_f' in ir
     for name in ("m", "m_prev", "rescale", "row_sum", "l"):
@@ -109,31 +114,36 @@ def test_the_hopper_kernel_reads_p_from_registers_and_v_n_major(d):
     src = tessel.build(attention_text(d, "float16"), target="cuda -arch=sm_90a").get_source("cuda")
     fast = src.split("__global__")[1]
     # S = Q K^T from shared tiles, O += P V with P from registers and V (keys x d) N-major; each
-    # issued in two places: S in the peeled first iteration and the loop, P V (one iteration
-    # late) in the loop and after it.
-    assert fast.count(f"tsl_wgmma_m64n128k16_f16_00(") == 2 * d // 16
-    assert fast.count(f"tsl_wgmma_rs_m64n{d}k16_f16_01(") == 2 * 8
+    # issued in three places: S in the peeled first iteration and the two loops (without and with
+    # the mask), P V (one iteration late) in the two loops and after them.
+    assert fast.count(f"tsl_wgmma_m64n128k16_f16_00(") == 3 * d // 16
+    assert fast.count(f"tsl_wgmma_rs_m64n{d}k16_f16_01(") == 3 * 8
     # Q once, K and V per stage: 4-D boxes, in 128-byte column blocks.
     assert fast.count("tsl_tma_load_4d(") == 3 * d // 64
-    # Row maxima and sums over each row's four threads (in the peeled iteration and the loop).
-    assert fast.count("__shfl_xor_sync") == 2 * 8 and "__syncthreads();" in fast
+    # Row maxima and sums over each row's four threads (in the peeled iteration and the loops).
+    assert fast.count("__shfl_xor_sync") == 3 * 8 and "__syncthreads();" in fast
     # The two warpgroups take turns to issue their gemms (ping-pong on named barriers 3 and 4):
     # a wait for its turn in the peeled iteration and the loop, a hand-over after each, and
     # warpgroup 1 letting 0 start.
     assert fast.count("tsl_named_barrier_sync(tsl_add_i32(tsl_floordiv_i32(threadIdx_x, 128), 3)"
-                      ", 256)") == 2
-    assert fast.count("tsl_named_barrier_arrive(") == 3
+                      ", 256)") == 3
+    assert fast.count("tsl_named_barrier_arrive(") == 4
     # P = S cast to 16 bits goes straight into the packed A registers, two elements per
-    # cvt.rn.f16x2.f32 (in the peeled iteration and the loop); nothing packs it a second time.
-    assert fast.count("P_f_pack[i") == 2 and fast.count("= tsl_cvt_pack_f16(S_f_local[") == 2
+    # cvt.rn.f16x2.f32 (in the peeled iteration and the loops); nothing packs it a second time.
+    assert fast.count("P_f_pack[i") == 3 and fast.count("= tsl_cvt_pack_f16(S_f_local[") == 3
     assert "tsl_bitcast<uint16_t>(P_f_local" not in fast
+    # The key tiles that need no mask run in a loop of their own, without the compare and select
+    # (the peeled first iteration and the loop after it keep them).
+    loops = re.findall(r"for \(int32_t (k\w*) = ([^;]*);", fast)  # the producer's, then two
+    assert len(loops) == 3 and loops[1][1] == "1" and "tsl_floordiv_i32(" in loops[2][1], loops
+    assert fast.count(" : (-INFINITY));") == 2
 
 
 def test_bfloat16_p_is_packed_by_one_conversion_per_pair():
     if not have_cuda_compiler():
         pytest.skip("no NVRTC or nvcc")
     src = tessel.build(attention_text(64, "bfloat16"), target="cuda -arch=sm_90a").get_source("cuda")
-    assert src.split("__global__")[1].count("= tsl_cvt_pack_bf16(S_f_local[") == 2
+    assert src.split("__global__")[1].count("= tsl_cvt_pack_bf16(S_f_local[") == 3
     ptx = tvm_ffi.get_global_func("tessel.codegen.CompileCUDAToPTX")(src, "sm_90a")
     assert "cvt.rn.bf16x2.f32" in ptx
 
