@@ -101,6 +101,11 @@ class Hopper : public TileLowering {
     if (!plan_.fused) Persistence(blocks);
     std::vector<Stmt> consumer;
     if (plan_.threads == 256) consumer.push_back(Intrin("ptx_setmaxnreg_inc", {Int32(232)}));
+    // The consumer's warpgroup, broadcast from lane 0 so that ptxas knows it is the same in the
+    // whole warp: the wgmma descriptors computed from it then live in uniform registers instead
+    // of being moved into them before each wgmma.
+    wg_ = Var("wg");
+    analyzer_.Bind(wg_, Range(Int32(0), Int32(consumers_ / 128)), true);
     {
       // Consumers only: their thread index is below n.
       analyzer_.Bind(tx_, Range(Int32(0), Int32(consumers_)), true);
@@ -109,7 +114,11 @@ class Hopper : public TileLowering {
       for (const Stmt& s : pre) tile.push_back(VisitStmt(s));
       tile.push_back(ConsumerLoop());
       for (const Stmt& s : post) tile.push_back(VisitStmt(s));
-      consumer.push_back(persistent_ ? TileWalk(Seq(tile), {}, tile_i_) : Seq(tile));
+      consumer.push_back(LetStmt(
+          wg_,
+          Call(DataType::Int(32), builtin::shfl_sync(),
+               {floordiv(tx_, Int32(128)), Int32(0), Int32(32)}),
+          persistent_ ? TileWalk(Seq(tile), {}, tile_i_) : Seq(tile)));
       if (stored_) {
         // The last stores must have read the staging tile before the block's shared memory goes.
         consumer.push_back(IfThenElse(EQ(floormod(tx_, Int32(128)), Int32(0)),
@@ -451,19 +460,30 @@ class Hopper : public TileLowering {
     auto base = [&](const Ring& r) {
       return r.preload ? PrimExpr(Int32(0)) : mul(s, Int32(r.stage_elems));
     };
-    auto desc = [&](const Ring& r, const PrimExpr& at, int64_t lbo, int64_t sbo) {
-      return Call(DataType::UInt(64), Op::Get("ptx_wgmma_desc"),
-                  {AddressOf(r.ring, at), Int32(lbo), Int32(sbo), Int32(r.swizzle)});
+    // The descriptor of element at + step of ring r: that of `at` plus the step in 16-byte units
+    // when the swizzle provably leaves both where they are (at on a 1024-byte boundary, the
+    // step less than 128 bytes past one), so that ptxas computes one descriptor per ring and
+    // stage and adds constants, instead of masking and shifting each address (8 uniform
+    // instructions a wgmma). The 14-bit address field cannot carry: shared addresses are below
+    // 256 KB.
+    auto desc = [&](const Ring& r, const PrimExpr& at, int64_t step, int64_t lbo, int64_t sbo) {
+      int64_t bytes = r.ring->dtype.bytes();
+      bool aligned = analyzer_.CanProve(EQ(floormod(mul(at, Int32(bytes)), Int32(1024)), Int32(0)));
+      bool add_on = aligned && (step * bytes) % 1024 < 128 && (step * bytes) % 16 == 0;
+      PrimExpr d = Call(DataType::UInt(64), Op::Get("ptx_wgmma_desc"),
+                        {AddressOf(r.ring, add_on ? at : add(at, Int32(step))), Int32(lbo),
+                         Int32(sbo), Int32(r.swizzle)});
+      if (!add_on || step == 0) return d;
+      return add(d, MakeConst(DataType::UInt(64), step * bytes / 16));
     };
     // A K-major tile (rows x K in column blocks): the 16 columns of step ks from row `row0`.
     auto k_major = [&](const Ring& r, const PrimExpr& row0, int64_t ks) {
       int64_t col = ks * 16, blk = col / r.block_cols, within = col % r.block_cols;
-      PrimExpr at = add(add(base(r), Int32(blk * r.rows * r.block_cols + within)),
-                        mul(row0, Int32(r.block_cols)));
-      return desc(r, at, 16, 8 * r.swizzle);
+      PrimExpr at = add(base(r), mul(row0, Int32(r.block_cols)));
+      return desc(r, at, blk * r.rows * r.block_cols + within, 16, 8 * r.swizzle);
     };
     std::vector<Stmt> out;
-    PrimExpr w = floordiv(tx_, Int32(128));
+    PrimExpr w = wg_;
     for (int64_t ks = 0; ks < g.k / 16; ++ks) {
       PrimExpr scale = Int32(g.clear && ks == 0 ? 0 : 1);
       PrimExpr b;
@@ -472,7 +492,7 @@ class Hopper : public TileLowering {
         // N-major B (K rows of N in 128-byte column blocks): the leading byte offset steps from
         // one block of 64 columns to the next, the stride offset from 8 rows to the next 8.
         int64_t bytes = g.b->dtype.bytes();
-        b = desc(rb, add(base(rb), Int32(ks * 16 * rb.block_cols)), rb.rows * rb.block_cols * bytes,
+        b = desc(rb, base(rb), ks * 16 * rb.block_cols, rb.rows * rb.block_cols * bytes,
                  8 * rb.block_cols * bytes);
       } else {
         b = k_major(rb, Int32(0), ks);
@@ -1127,6 +1147,7 @@ class Hopper : public TileLowering {
   std::unordered_map<const VarNode*, Frag> frags_;
   std::unordered_map<const VarNode*, Buffer> packs_;  // packed A operands, by fragment
   std::unordered_set<const VarNode*> direct_packs_;   // FindDirectPacks
+  Var wg_;                                             // the consumer's warpgroup (uniform)
   std::vector<std::pair<const VarNode*, Ring>> rings_;
   std::vector<std::vector<const TmaCopy*>> groups_;  // copies sharing full / empty barriers
   Buffer bars_;
