@@ -29,15 +29,37 @@ CAUSAL_LOOP = "for k in T.Pipelined(T.min(T.ceildiv(S, 128), bx + 1), num_stages
 CAUSAL_MASK = "T.if_then_else(k * 128 + j <= T.min(bx * 128 + i, S - 1),"
 
 
-def attention_text(head_dim=64, dtype="float16", causal=False, block=128):
+def attention_text(head_dim=64, dtype="float16", causal=False, block=128, keys=128):
+    """The example for a head dim, dtype and mask; `block` query rows (and key rows) a tile, or
+    with `keys` key tiles of that many rows (FA3 takes 176 at head dim 128)."""
     assert FULL_LOOP in TEXT and FULL_MASK in TEXT
     text = TEXT
     if causal:
         text = text.replace(FULL_LOOP, CAUSAL_LOOP).replace(FULL_MASK, CAUSAL_MASK)
     if block != 128:
         # Smaller tiles (Metal's 32 KB of threadgroup memory); head dim 64 only.
-        assert head_dim == 64
+        assert head_dim == 64 and keys == 128
         text = text.replace("128", str(block)).replace("threads=256", f"threads={block * 2}")
+    if keys != 128:
+        # The key side only: K and V tiles, the scores' columns, the loop and the masks.
+        loop = "T.min(T.ceildiv(S, 128), bx + 1)" if causal else "T.ceildiv(S, 128)"
+        swaps = [("K_s = T.alloc_shared((128,", f"K_s = T.alloc_shared(({keys},"),
+                 ("V_s = T.alloc_shared((128,", f"V_s = T.alloc_shared(({keys},"),
+                 ("S_f = T.alloc_fragment((128, 128)", f"S_f = T.alloc_fragment((128, {keys})"),
+                 ("P_f = T.alloc_fragment((128, 128)", f"P_f = T.alloc_fragment((128, {keys})"),
+                 ("T.Parallel(128, 128):\n                S_f[i, j] = T.if_then_else",
+                  f"T.Parallel(128, {keys}):\n                S_f[i, j] = T.if_then_else"),
+                 ("T.Parallel(128, 128):\n                S_f[i, j] = T.exp2",
+                  f"T.Parallel(128, {keys}):\n                S_f[i, j] = T.exp2"),
+                 ("K[bz, by, k * 128, 0]", f"K[bz, by, k * {keys}, 0]"),
+                 ("V[bz, by, k * 128, 0]", f"V[bz, by, k * {keys}, 0]"),
+                 ("k * 128 + j", f"k * {keys} + j"),
+                 (f"T.Pipelined({loop}", "T.Pipelined(" + (
+                     f"T.min(T.ceildiv(S, {keys}), T.ceildiv(bx * 128 + 128, {keys}))"
+                     if causal else f"T.ceildiv(S, {keys})"))]
+        for old, new in swaps:
+            assert old in text, old
+            text = text.replace(old, new)
     text = text.replace(", 64)", f", {head_dim})").replace("(128, 64)", f"(128, {head_dim})")
     text = text.replace("T.Parallel(128, 64)", f"T.Parallel(128, {head_dim})")
     scale = math.log2(math.e) / math.sqrt(head_dim)
@@ -60,11 +82,12 @@ def inputs(b, h, s, d, seed):
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("d,s", [(64, 200), (128, 130), (64, 1), (64, 256)])
-def test_attention_matches_numpy_on_the_cpu(causal, d, s):
+@pytest.mark.parametrize("d,s,keys", [(64, 200, 128), (128, 130, 128), (64, 1, 128),
+                                      (64, 256, 128), (128, 400, 176), (64, 400, 192)])
+def test_attention_matches_numpy_on_the_cpu(causal, d, s, keys):
     q, k, v = inputs(1, 2, s, d, s + d)
     o = np.full_like(q, np.nan)
-    tessel.build(attention_text(d, causal=causal), target="c")["flash_attention"](
+    tessel.build(attention_text(d, causal=causal, keys=keys), target="c")["flash_attention"](
         *(tvm_ffi.from_dlpack(x) for x in (q, k, v, o)))
     np.testing.assert_allclose(o.astype("float64"), reference(q, k, v, causal), atol=2e-3)
 
@@ -179,16 +202,19 @@ from conftest import gpu_torch as _cuda_torch  # noqa: E402
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d,dtype", [(64, "float16"), (128, "float16"), (64, "bfloat16"),
                                      (128, "bfloat16")])
-@pytest.mark.parametrize("s,fm", [(300, ""), (1, ""), (1024, ""), (300, " -fast-math"),
-                                  (1024, " -fast-math")])
-def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm):
+@pytest.mark.parametrize("s,fm,keys", [(300, "", 128), (1, "", 128), (1024, "", 128),
+                                       (300, " -fast-math", 128), (1024, " -fast-math", 128),
+                                       (700, " -fast-math", 0)])
+def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm, keys):
     # On the H200 the warp-specialized kernel (TMA, wgmma with P from registers); the benchmark
     # builds it with -fast-math.
     torch = _cuda_torch()
     t = getattr(torch, dtype)
     q, k, v = (torch.randn(2, 4, s, d, device="cuda").to(t) for _ in range(3))
     o = torch.full_like(q, float("nan"))
-    tessel.build(attention_text(d, dtype, causal), target="cuda -arch=sm_90a" + fm)[
+    # keys 0: the benchmark's larger key tiles (176 at head dim 128, 192 at 64).
+    keys = keys or {64: 192, 128: 176}[d]
+    tessel.build(attention_text(d, dtype, causal, keys=keys), target="cuda -arch=sm_90a" + fm)[
         "flash_attention"](q, k, v, o)
     want = torch.nn.functional.scaled_dot_product_attention(
         q.cpu().float(), k.cpu().float(), v.cpu().float(), is_causal=causal)
