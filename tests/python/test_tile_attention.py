@@ -213,6 +213,9 @@ def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm, keys):
     q, k, v = (torch.randn(2, 4, s, d, device="cuda").to(t) for _ in range(3))
     o = torch.full_like(q, float("nan"))
     # keys 0: the benchmark's larger key tiles (176 at head dim 128, 192 at 64).
+    if keys == 0 and not tessel.arith.z3_available():
+        pytest.skip("176/192-key tiles need Z3: without it the SIMT fallback kernel is kept and "
+                    "its row reductions need a shared scratch tile over the 48 KB static limit")
     keys = keys or {64: 192, 128: 176}[d]
     tessel.build(attention_text(d, dtype, causal, keys=keys), target="cuda -arch=sm_90a" + fm)[
         "flash_attention"](q, k, v, o)
