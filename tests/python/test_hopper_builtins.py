@@ -369,6 +369,31 @@ def test_bad_operands_of_misc_are_refused(old, new, message):
         build(MISC.replace(old, new, 1))
 
 
+CVT_PACK = """
+@T.prim_func
+def cvt_pack(A: T.Buffer((512,), "float32"), P: T.Buffer((256,), "uint32")):
+    T.func_attr({"global_symbol": "cvt_pack", "target": "cuda", "tir.noalias": True})
+    threadIdx_x = T.int32()
+    with T.attr(threadIdx_x, "thread_extent", 256):
+        P[threadIdx_x] = T.ptx_cvt_pack("f16", A[threadIdx_x * 2], A[threadIdx_x * 2 + 1], dtype="uint32")
+"""
+
+
+def test_cvt_pack_round_trips_and_is_one_conversion_for_two():
+    text = tessel.as_text(tessel.parse(CVT_PACK))
+    assert 'T.ptx_cvt_pack("f16", A[threadIdx_x * 2], A[threadIdx_x * 2 + 1], dtype="uint32")' in text
+    assert tessel.as_text(tessel.parse(text)) == text
+    for t in ("f16", "bf16"):
+        ptx = ptx_of(build(CVT_PACK.replace('"f16"', f'"{t}"'), "sm_80"))
+        assert f"cvt.rn.{t}x2.f32" in ptx
+    with pytest.raises(ValueError, match=r"ptx_cvt_pack: type 'f32' \(f16 or bf16\)"):
+        build(CVT_PACK.replace('"f16"', '"f32"'))
+    with pytest.raises(ValueError, match=r"ptx_cvt_pack: operand 1 must be float32, not int32"):
+        build(CVT_PACK.replace("A[threadIdx_x * 2],", "threadIdx_x,"))
+    with pytest.raises(ValueError, match=r"calls ptx_cvt_pack, which needs sm_80 or newer"):
+        build(CVT_PACK, "sm_75")
+
+
 def test_cp_async_size_is_checked():
     with pytest.raises(ValueError, match=r"ptx_cp_async: the byte count 12 \(4, 8 or 16\)"):
         build(EXCHANGE.replace("* 4]), 16)", "* 4]), 12)"))
