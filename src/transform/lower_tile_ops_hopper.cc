@@ -154,11 +154,15 @@ class Hopper : public TileLowering {
         IfThenElse(EQ(tx_, Int32(0)), Seq(init)),
         Evaluate(Call(DataType::Int(32), builtin::tvm_storage_sync(), {StringImm("shared")})),
         IfThenElse(GE(tx_, Int32(consumers_)), Seq(producer), Seq(consumer))});
-    for (auto& [data, f] : frags_) {
+    // In the order they were made, not the maps' (pointer) order: the same program must give
+    // the same source, or the build cache never hits.
+    for (const VarNode* data : frag_order_) {
+      const Frag& f = frags_.at(data);
       threads_body = Allocate(f.local->data, f.local->dtype, {f.local->shape[0]},
                               MakeConst(DataType::Bool(), 1), DeclBuffer(f.local, threads_body));
     }
-    for (auto& [data, p] : packs_) {
+    for (const VarNode* data : pack_order_) {
+      const Buffer& p = packs_.at(data);
       threads_body = Allocate(p->data, p->dtype, {p->shape[0]}, MakeConst(DataType::Bool(), 1),
                               DeclBuffer(p, threads_body));
     }
@@ -264,6 +268,7 @@ class Hopper : public TileLowering {
     f.rows = c.kind == TileLayoutKind::kWgmmaRows;
     int64_t regs = f.wgmma ? c.n / 2 : f.rows ? 2 : f.size;
     f.local = MakeBuffer(std::string(b->name) + "_local", b->dtype, {Int32(regs)}, "local");
+    if (!frags_.count(b->data.get())) frag_order_.push_back(b->data.get());
     frags_[b->data.get()] = f;
   }
 
@@ -520,6 +525,7 @@ class Hopper : public TileLowering {
     Buffer p = MakeBuffer(std::string(a->name) + "_pack", DataType::UInt(32),
                           {Int32(ConstOf(f->local->shape[0]) / 2)}, "local");
     packs_[a->data.get()] = p;
+    pack_order_.push_back(a->data.get());
     return p;
   }
 
@@ -1147,6 +1153,7 @@ class Hopper : public TileLowering {
   std::unordered_map<const VarNode*, Frag> frags_;
   std::unordered_map<const VarNode*, Buffer> packs_;  // packed A operands, by fragment
   std::unordered_set<const VarNode*> direct_packs_;   // FindDirectPacks
+  std::vector<const VarNode*> frag_order_, pack_order_;  // the maps' keys, in order made
   Var wg_;                                             // the consumer's warpgroup (uniform)
   std::vector<std::pair<const VarNode*, Ring>> rings_;
   std::vector<std::vector<const TmaCopy*>> groups_;  // copies sharing full / empty barriers
