@@ -221,14 +221,15 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
   ir::IRModule device_mod(device_funcs);
   ir::IRModule host_mod(host_funcs);
   // An error of a code generator names the statement it was at (a pass's error already does).
-  data.source = ir::CallNamingErrorSpan([&] { return GenerateCUDA(device_mod, arch, cuda_options.fast_math);
-  });
+  data.source = ir::CallNamingErrorSpan(
+      [&] { return GenerateCUDA(device_mod, arch, cuda_options.fast_math); });
   n->cuda_source = data.source;
   n->codegen_seconds = SecondsSince(t);
 
   t = Clock::now();
   bool cubin_hit = false;
-  if (!data.kernels.empty()) data.image = CompileCUDACached(data.source, arch, cuda_options, &cubin_hit);
+  if (!data.kernels.empty())
+    data.image = CompileCUDACached(data.source, arch, cuda_options, &cubin_hit);
   n->nvcc_seconds = SecondsSince(t);
 
   t = Clock::now();

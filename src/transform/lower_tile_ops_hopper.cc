@@ -114,11 +114,10 @@ class Hopper : public TileLowering {
       for (const Stmt& s : pre) tile.push_back(VisitStmt(s));
       tile.push_back(ConsumerLoop());
       for (const Stmt& s : post) tile.push_back(VisitStmt(s));
-      consumer.push_back(LetStmt(
-          wg_,
-          Call(DataType::Int(32), builtin::shfl_sync(),
-               {floordiv(tx_, Int32(128)), Int32(0), Int32(32)}),
-          persistent_ ? TileWalk(Seq(tile), {}, tile_i_) : Seq(tile)));
+      consumer.push_back(LetStmt(wg_,
+                                 Call(DataType::Int(32), builtin::shfl_sync(),
+                                      {floordiv(tx_, Int32(128)), Int32(0), Int32(32)}),
+                                 persistent_ ? TileWalk(Seq(tile), {}, tile_i_) : Seq(tile)));
       if (stored_) {
         // The last stores must have read the staging tile before the block's shared memory goes.
         consumer.push_back(IfThenElse(EQ(floormod(tx_, Int32(128)), Int32(0)),
@@ -815,8 +814,7 @@ class Hopper : public TileLowering {
     IssueGemm(g1, StageOf(last_it), false, &tail);
     tail.push_back(Intrin("ptx_wgmma_wait_group", {Int32(0)}));
     for (int64_t g : late) tail.push_back(Release(g, StageOf(last_it)));
-    Stmt head =
-        Substitute(iteration(true, stmts), VarMap{{ko.get(), cast(ko.dtype(), loop->min)}});
+    Stmt head = Substitute(iteration(true, stmts), VarMap{{ko.get(), cast(ko.dtype(), loop->min)}});
     PrimExpr one = MakeConst(n.dtype(), 1);
     Stmt rest = SplitLoop(ko, add(loop->min, cast(loop->min.dtype(), one)), sub(n, one), stmts,
                           [&](const std::vector<Stmt>& code) { return iteration(false, code); });
@@ -1151,10 +1149,10 @@ class Hopper : public TileLowering {
   int64_t consumers_ = 0;
   Var tx_;
   std::unordered_map<const VarNode*, Frag> frags_;
-  std::unordered_map<const VarNode*, Buffer> packs_;  // packed A operands, by fragment
-  std::unordered_set<const VarNode*> direct_packs_;   // FindDirectPacks
+  std::unordered_map<const VarNode*, Buffer> packs_;     // packed A operands, by fragment
+  std::unordered_set<const VarNode*> direct_packs_;      // FindDirectPacks
   std::vector<const VarNode*> frag_order_, pack_order_;  // the maps' keys, in order made
-  Var wg_;                                             // the consumer's warpgroup (uniform)
+  Var wg_;                                               // the consumer's warpgroup (uniform)
   std::vector<std::pair<const VarNode*, Ring>> rings_;
   std::vector<std::vector<const TmaCopy*>> groups_;  // copies sharing full / empty barriers
   Buffer bars_;

@@ -893,7 +893,8 @@ Map<String, Any> DescribePlan(const TileKernelPlan& plan) {
       }
       if (plan.split) {
         std::string lines;
-        for (const StmtNode* s : plan.split->where) lines += (lines.empty() ? "" : ",") + Line(s->span);
+        for (const StmtNode* s : plan.split->where)
+          lines += (lines.empty() ? "" : ",") + Line(s->span);
         text += "; iterations " + std::string(plan.pipelined->loop_var->name_hint) + " < " +
                 AsText(plan.split->before) + " leave out the T.if_then_else(s) of the T.Parallel" +
                 lines + " (their conditions hold for every element there)";

@@ -68,19 +68,18 @@ struct Comparison {
 };
 
 bool Conjuncts(const PrimExpr& cond, std::vector<Comparison>* out) {
-  std::function<void(const PrimExpr&, const PrimExpr&, bool)> cmp = [&](const PrimExpr& a,
-                                                                         const PrimExpr& b,
-                                                                         bool strict) {
-    if (const auto* m = b.as<MinNode>()) {
-      cmp(a, m->a, strict);
-      cmp(a, m->b, strict);
-    } else if (const auto* m = a.as<MaxNode>()) {
-      cmp(m->a, b, strict);
-      cmp(m->b, b, strict);
-    } else {
-      out->push_back({a, b, strict});
-    }
-  };
+  std::function<void(const PrimExpr&, const PrimExpr&, bool)> cmp =
+      [&](const PrimExpr& a, const PrimExpr& b, bool strict) {
+        if (const auto* m = b.as<MinNode>()) {
+          cmp(a, m->a, strict);
+          cmp(a, m->b, strict);
+        } else if (const auto* m = a.as<MaxNode>()) {
+          cmp(m->a, b, strict);
+          cmp(m->b, b, strict);
+        } else {
+          out->push_back({a, b, strict});
+        }
+      };
   if (const auto* x = cond.as<AndNode>()) return Conjuncts(x->a, out) && Conjuncts(x->b, out);
   if (const auto* x = cond.as<LTNode>()) return cmp(x->a, x->b, true), true;
   if (const auto* x = cond.as<LENode>()) return cmp(x->a, x->b, false), true;
@@ -130,8 +129,7 @@ class Planner {
     });
   }
 
-  void Select(const CallNode* call,
-              const std::vector<std::pair<const VarNode*, int64_t>>& range) {
+  void Select(const CallNode* call, const std::vector<std::pair<const VarNode*, int64_t>>& range) {
     std::vector<Comparison> parts;
     if (!Conjuncts(call->args[0], &parts) || !UsesAny(call->args[0], {k_})) return;
     VarSet linear{k_}, outside = inner_;

@@ -101,7 +101,8 @@ TSL_HELPER double tsl_max_f64(double a, double b) { return fmax(a, b); }
 TSL_HELPER double tsl_min_f64(double a, double b) { return fmin(a, b); }
 )TSL";
 
-const char* const kFloatArithmetic = R"TSL(TSL_HELPER float tsl_floordiv_f32(float a, float b) { return floorf(a / b); }
+const char* const kFloatArithmetic =
+    R"TSL(TSL_HELPER float tsl_floordiv_f32(float a, float b) { return floorf(a / b); }
 TSL_HELPER float tsl_floormod_f32(float a, float b) { return a - floorf(a / b) * b; }
 TSL_HELPER double tsl_floordiv_f64(double a, double b) { return floor(a / b); }
 TSL_HELPER double tsl_floormod_f64(double a, double b) { return a - floor(a / b) * b; }
