@@ -28,6 +28,16 @@ bool UsesAny(const PrimExpr& e, const VarSet& vars) {
   return hit;
 }
 
+// Whether e loads from a buffer or calls anything: the bound is computed once before the loop,
+// so its invariant part may not read what the loop could write.
+bool ReadsMemory(const PrimExpr& e) {
+  bool hit = false;
+  PostOrderVisit(e, [&](const ObjectRef& n) {
+    hit = hit || n.as<BufferLoadNode>() != nullptr || n.as<CallNode>() != nullptr;
+  });
+  return hit;
+}
+
 // e = sum(coef[v] * v) + rest over v in `vars`, rest free of them.
 struct Linear {
   std::unordered_map<const VarNode*, int64_t> coef;
@@ -140,7 +150,7 @@ class Planner {
     std::optional<PrimExpr> bound;
     for (const Comparison& c : parts) {
       auto l = AsLinear(sub(c.lhs, c.rhs), linear);
-      if (!l || UsesAny(l->rest, outside) || l->coef[k_] <= 0) return;
+      if (!l || UsesAny(l->rest, outside) || ReadsMemory(l->rest) || l->coef[k_] <= 0) return;
       int64_t m = 0;  // the largest sum(c_v * v) over the nest
       for (const auto& [v, n] : range) m += std::max<int64_t>(l->coef[v], 0) * (n - 1);
       DataType t = l->rest.dtype();

@@ -7,12 +7,12 @@
 // A select qualifies when its condition is a conjunction of comparisons (<, <=, >, >=; a min on
 // the larger side or a max on the smaller one counts as two) each linear in the loop variable,
 // with a positive coefficient, and in the variables of the enclosing T.Parallel nest, the rest
-// being loop-invariant. For each comparison E = c * k + sum(c_v * v) + r < 0 (or <= 0) the
-// largest sum over the nest's ranges [0, extent) is a constant M, so the comparison holds for
-// every element exactly when c * k <= -r - M (- 1 when strict), that is for
-// k < floordiv(-r - M (- 1), c) + 1. The bound of the split is the least of these. The reasoning
-// is over the integers, as the analyzer's elsewhere: an index expression that wraps around is
-// outside it.
+// being loop-invariant (no variable bound in the loop, no buffer load, no call). For each
+// comparison E = c * k + sum(c_v * v) + r < 0 (or <= 0) the largest sum over the nest's ranges [0,
+// extent) is a constant M, so the comparison holds for every element exactly when c * k <= -r - M
+// (- 1 when strict), that is for k < floordiv(-r - M (- 1), c) + 1. The bound of the split is the
+// least of these. The reasoning is over the integers, as the analyzer's elsewhere: an index
+// expression that wraps around is outside it.
 #ifndef TESSEL_TRANSFORM_TILE_LOOP_SPLIT_H_
 #define TESSEL_TRANSFORM_TILE_LOOP_SPLIT_H_
 

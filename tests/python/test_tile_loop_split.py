@@ -2,7 +2,8 @@
 (src/transform/tile_loop_split.h): random conditions, linear or not, checked by enumeration. Sound:
 below the bound every element of the nest takes the select's first operand. Exact: at the bound
 some element does not. Undecidable conditions (a negative or zero coefficient of the loop
-variable, a product of variables, a value bound inside the loop, floats) give no split."""
+variable, a product of variables, a value bound inside the loop, a buffer
+load, floats) give no split."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import tessel
 
 PROGRAM = """
 @T.prim_func
-def f(A: T.Buffer((S, 16), "float32")):
+def f(A: T.Buffer((S, 16), "float32"), L: T.Buffer((4,), "int32")):
     with T.Kernel(T.ceildiv(S, 128), threads=128) as bx:
         F = T.alloc_fragment((8, 16), "float32")
         for k in T.Pipelined(T.ceildiv(S, 16), num_stages=2):
@@ -86,6 +87,7 @@ def test_random_conditions_split_soundly_and_exactly():
     "k * 16 + j * i < S",      # nor in the nest's variables
     "k * 16 + j < S or i < 2",  # not a conjunction
     'T.Cast("float32", k) < T.float32(3)',  # not integers
+    "k * 16 + j < L[0]",       # a load: the loop could change it
     "k * 16 + j < T.min(S, bx) * 2",  # fine: a min of invariants is invariant
 ])
 def test_conditions_that_are_not_decided(cond):
