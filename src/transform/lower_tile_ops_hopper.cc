@@ -100,7 +100,10 @@ class Hopper : public TileLowering {
     }
     if (!plan_.fused) Persistence(blocks);
     std::vector<Stmt> consumer;
-    if (plan_.threads == 256) consumer.push_back(Intrin("ptx_setmaxnreg_inc", {Int32(232)}));
+    // The producer needs few registers; the consumers take the rest of the 64K (FA3's split).
+    if (plan_.threads >= 256) {
+      consumer.push_back(Intrin("ptx_setmaxnreg_inc", {Int32(plan_.threads == 256 ? 232 : 160)}));
+    }
     // The consumer's warpgroup, broadcast from lane 0 so that ptxas knows it is the same in the
     // whole warp: the wgmma descriptors computed from it then live in uniform registers instead
     // of being moved into them before each wgmma.
@@ -125,7 +128,9 @@ class Hopper : public TileLowering {
       }
     }
     std::vector<Stmt> producer;
-    if (plan_.threads == 256) producer.push_back(Intrin("ptx_setmaxnreg_dec", {Int32(40)}));
+    if (plan_.threads >= 256) {
+      producer.push_back(Intrin("ptx_setmaxnreg_dec", {Int32(plan_.threads == 256 ? 40 : 24)}));
+    }
     {
       // The producer binds its own copies of the block variables (each is bound once).
       VarMap own;

@@ -147,9 +147,9 @@ class Planner {
       return "the target is " + (arch_.empty() ? std::string("not CUDA") : arch_) +
              "; the warp-specialized form (TMA, wgmma) needs sm_90a";
     }
-    if (plan_.threads != 128 && plan_.threads != 256) {
+    if (plan_.threads != 128 && plan_.threads != 256 && plan_.threads != 384) {
       return "threads=" + std::to_string(plan_.threads) +
-             ": the warp-specialized form takes 128 or 256 threads (one or two consumer "
+             ": the warp-specialized form takes 128, 256 or 384 threads (one to three consumer "
              "warpgroups)";
     }
     int64_t warpgroups = plan_.threads / 128;

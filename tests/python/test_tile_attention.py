@@ -29,19 +29,21 @@ CAUSAL_LOOP = "for k in T.Pipelined(T.min(T.ceildiv(S, 128), bx + 1), num_stages
 CAUSAL_MASK = "T.if_then_else(k * 128 + j <= T.min(bx * 128 + i, S - 1),"
 
 
-def attention_text(head_dim=64, dtype="float16", causal=False, block=128, keys=128):
+def attention_text(head_dim=64, dtype="float16", causal=False, block=128, keys=128, rows=128):
     """The example for a head dim, dtype and mask; `block` query rows (and key rows) a tile, or
-    with `keys` key tiles of that many rows (FA3 takes 176 at head dim 128)."""
+    with `keys` key tiles of that many rows (FA3 takes 176 at head dim 128) and `rows` query rows
+    a block (192: three consumer warpgroups, FA3's choice at head dim 64)."""
     assert FULL_LOOP in TEXT and FULL_MASK in TEXT
     text = TEXT
     if causal:
         text = text.replace(FULL_LOOP, CAUSAL_LOOP).replace(FULL_MASK, CAUSAL_MASK)
     if block != 128:
         # Smaller tiles (Metal's 32 KB of threadgroup memory); head dim 64 only.
-        assert head_dim == 64 and keys == 128
+        assert head_dim == 64 and keys == 128 and rows == 128
         text = text.replace("128", str(block)).replace("threads=256", f"threads={block * 2}")
-    if keys != 128:
-        # The key side only: K and V tiles, the scores' columns, the loop and the masks.
+    if keys != 128 or rows != 128:
+        # The key side: K and V tiles, the scores' columns, the loop and the masks; then the
+        # query side: the grid, the threads (two a row), Q and every fragment's rows.
         loop = "T.min(T.ceildiv(S, 128), bx + 1)" if causal else "T.ceildiv(S, 128)"
         swaps = [("K_s = T.alloc_shared((128,", f"K_s = T.alloc_shared(({keys},"),
                  ("V_s = T.alloc_shared((128,", f"V_s = T.alloc_shared(({keys},"),
@@ -55,13 +57,18 @@ def attention_text(head_dim=64, dtype="float16", causal=False, block=128, keys=1
                  ("V[bz, by, k * 128, 0]", f"V[bz, by, k * {keys}, 0]"),
                  ("k * 128 + j", f"k * {keys} + j"),
                  (f"T.Pipelined({loop}", "T.Pipelined(" + (
-                     f"T.min(T.ceildiv(S, {keys}), T.ceildiv(bx * 128 + 128, {keys}))"
-                     if causal else f"T.ceildiv(S, {keys})"))]
+                     f"T.min(T.ceildiv(S, {keys}), T.ceildiv(bx * {rows} + {rows}, {keys}))"
+                     if causal else f"T.ceildiv(S, {keys})")),
+                 ("T.ceildiv(S, 128), H, B, threads=256",
+                  f"T.ceildiv(S, {rows}), H, B, threads={rows * 2}"),
+                 ("bx * 128", f"bx * {rows}"),
+                 ("Q_s = T.alloc_shared((128,", f"Q_s = T.alloc_shared(({rows},"),
+                 ("T.alloc_fragment((128,", f"T.alloc_fragment(({rows},"),
+                 ("T.Parallel(128", f"T.Parallel({rows}")]
         for old, new in swaps:
             assert old in text, old
             text = text.replace(old, new)
-    text = text.replace(", 64)", f", {head_dim})").replace("(128, 64)", f"(128, {head_dim})")
-    text = text.replace("T.Parallel(128, 64)", f"T.Parallel(128, {head_dim})")
+    text = text.replace(", 64)", f", {head_dim})")
     scale = math.log2(math.e) / math.sqrt(head_dim)
     return text.replace("0.18033688011112042", repr(scale)).replace('"float16"', f'"{dtype}"')
 
@@ -82,12 +89,15 @@ def inputs(b, h, s, d, seed):
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("d,s,keys", [(64, 200, 128), (128, 130, 128), (64, 1, 128),
-                                      (64, 256, 128), (128, 400, 176), (64, 400, 192)])
-def test_attention_matches_numpy_on_the_cpu(causal, d, s, keys):
+@pytest.mark.parametrize("d,s,keys,rows", [(64, 200, 128, 128), (128, 130, 128, 128),
+                                           (64, 1, 128, 128), (64, 256, 128, 128),
+                                           (128, 400, 176, 128), (64, 400, 192, 128),
+                                           (64, 400, 128, 192), (64, 100, 128, 192)])
+def test_attention_matches_numpy_on_the_cpu(causal, d, s, keys, rows):
     q, k, v = inputs(1, 2, s, d, s + d)
     o = np.full_like(q, np.nan)
-    tessel.build(attention_text(d, causal=causal, keys=keys), target="c")["flash_attention"](
+    tessel.build(attention_text(d, causal=causal, keys=keys, rows=rows), target="c")[
+        "flash_attention"](
         *(tvm_ffi.from_dlpack(x) for x in (q, k, v, o)))
     np.testing.assert_allclose(o.astype("float64"), reference(q, k, v, causal), atol=2e-3)
 
@@ -162,6 +172,26 @@ def test_the_hopper_kernel_reads_p_from_registers_and_v_n_major(d):
     assert fast.count(" : (-INFINITY));") == 2
 
 
+def test_192_query_rows_run_on_three_consumer_warpgroups():
+    # FA3's shape at head dim 64: three consumer warpgroups of 64 rows each and the producer, 512
+    # threads; the consumers raise their registers to 160 and the producer drops to 24 (160 * 384
+    # + 24 * 128 = 64512 of the 65536), and without ping-pong (that is for two warpgroups).
+    from test_tile_hopper import planned
+
+    text = attention_text(64, "float16", rows=192)
+    assert "warp-specialized: 3 consumer warpgroup(s) run wgmma" in planned(text)
+    if not have_cuda_compiler():
+        pytest.skip("no NVRTC or nvcc")
+    fast = tessel.build(text, target="cuda -arch=sm_90a").get_source("cuda").split("__global__")[1]
+    assert "__launch_bounds__(512)" in fast
+    assert "tsl_setmaxnreg_inc<160>()" in fast and "tsl_setmaxnreg_dec<24>()" in fast
+    assert "tsl_named_barrier" not in fast
+    # More threads than three warpgroups is the SIMT form, and the plan says why.
+    bad = attention_text(64, "float16", block=64).replace("threads=128", "threads=512")
+    assert ("threads=512: the warp-specialized form takes 128, 256 or 384 threads (one to three "
+            "consumer warpgroups)") in planned(bad)
+
+
 def test_bfloat16_p_is_packed_by_one_conversion_per_pair():
     if not have_cuda_compiler():
         pytest.skip("no NVRTC or nvcc")
@@ -202,10 +232,13 @@ from conftest import gpu_torch as _cuda_torch  # noqa: E402
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d,dtype", [(64, "float16"), (128, "float16"), (64, "bfloat16"),
                                      (128, "bfloat16")])
-@pytest.mark.parametrize("s,fm,keys", [(300, "", 128), (1, "", 128), (1024, "", 128),
-                                       (300, " -fast-math", 128), (1024, " -fast-math", 128),
-                                       (700, " -fast-math", 0)])
-def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm, keys):
+@pytest.mark.parametrize("s,fm,keys,rows", [(300, "", 128, 128), (1, "", 128, 128),
+                                            (1024, "", 128, 128), (300, " -fast-math", 128, 128),
+                                            (1024, " -fast-math", 128, 128),
+                                            (700, " -fast-math", 0, 128),
+                                            (700, " -fast-math", 128, 192),
+                                            (100, "", 128, 192)])
+def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm, keys, rows):
     # On the H200 the warp-specialized kernel (TMA, wgmma with P from registers); the benchmark
     # builds it with -fast-math.
     torch = _cuda_torch()
@@ -217,8 +250,11 @@ def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm, keys):
         pytest.skip("176/192-key tiles need Z3: without it the SIMT fallback kernel is kept and "
                     "its row reductions need a shared scratch tile over the 48 KB static limit")
     keys = keys or {64: 192, 128: 176}[d]
-    tessel.build(attention_text(d, dtype, causal, keys=keys), target="cuda -arch=sm_90a" + fm)[
-        "flash_attention"](q, k, v, o)
+    if rows == 192 and d == 128:
+        pytest.skip("192 query rows (three consumer warpgroups) are for head dim 64: at 128 the "
+                    "O accumulator alone takes 64 of a consumer's 160 registers")
+    tessel.build(attention_text(d, dtype, causal, keys=keys, rows=rows),
+                 target="cuda -arch=sm_90a" + fm)["flash_attention"](q, k, v, o)
     want = torch.nn.functional.scaled_dot_product_attention(
         q.cpu().float(), k.cpu().float(), v.cpu().float(), is_causal=causal)
     torch.testing.assert_close(o.cpu().float(), want, atol=2e-2, rtol=2e-2)
