@@ -29,10 +29,13 @@ CAUSAL_LOOP = "for k in T.Pipelined(T.min(T.ceildiv(S, 128), bx + 1), num_stages
 CAUSAL_MASK = "T.if_then_else(k * 128 + j <= T.min(bx * 128 + i, S - 1),"
 
 
-def attention_text(head_dim=64, dtype="float16", causal=False, block=128, keys=128, rows=128):
+def attention_text(head_dim=64, dtype="float16", causal=False, block=128, keys=128, rows=128,
+                   reverse=False):
     """The example for a head dim, dtype and mask; `block` query rows (and key rows) a tile, or
     with `keys` key tiles of that many rows (FA3 takes 176 at head dim 128) and `rows` query rows
-    a block (192: three consumer warpgroups, FA3's choice at head dim 64)."""
+    a block (192: three consumer warpgroups, FA3's choice at head dim 64). `reverse`: block bx
+    takes the query rows of block ceildiv(S, rows) - 1 - bx, so that under the causal mask the
+    blocks with the most key tiles start first (FA3's order)."""
     assert FULL_LOOP in TEXT and FULL_MASK in TEXT
     text = TEXT
     if causal:
@@ -69,6 +72,8 @@ def attention_text(head_dim=64, dtype="float16", causal=False, block=128, keys=1
             assert old in text, old
             text = text.replace(old, new)
     text = text.replace(", 64)", f", {head_dim})")
+    if reverse:
+        text = re.sub(r"\bbx\b(?!, by, bz\))", f"(T.ceildiv(S, {rows}) - 1 - bx)", text)
     scale = math.log2(math.e) / math.sqrt(head_dim)
     return text.replace("0.18033688011112042", repr(scale)).replace('"float16"', f'"{dtype}"')
 
@@ -93,10 +98,12 @@ def inputs(b, h, s, d, seed):
                                            (64, 1, 128, 128), (64, 256, 128, 128),
                                            (128, 400, 176, 128), (64, 400, 192, 128),
                                            (64, 400, 128, 192), (64, 100, 128, 192)])
-def test_attention_matches_numpy_on_the_cpu(causal, d, s, keys, rows):
+@pytest.mark.parametrize("reverse", [False, True], ids=["in_order", "reversed"])
+def test_attention_matches_numpy_on_the_cpu(causal, d, s, keys, rows, reverse):
     q, k, v = inputs(1, 2, s, d, s + d)
     o = np.full_like(q, np.nan)
-    tessel.build(attention_text(d, causal=causal, keys=keys, rows=rows), target="c")[
+    tessel.build(attention_text(d, causal=causal, keys=keys, rows=rows, reverse=reverse),
+                 target="c")[
         "flash_attention"](
         *(tvm_ffi.from_dlpack(x) for x in (q, k, v, o)))
     np.testing.assert_allclose(o.astype("float64"), reference(q, k, v, causal), atol=2e-3)
@@ -237,8 +244,11 @@ from conftest import gpu_torch as _cuda_torch  # noqa: E402
                                             (1024, " -fast-math", 128, 128),
                                             (700, " -fast-math", 0, 128),
                                             (700, " -fast-math", 128, 192),
-                                            (100, "", 128, 192)])
+                                            (100, "", 128, 192), (700, " -fast-math", 128, -192),
+                                            (700, " -fast-math", 128, -128)])
 def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm, keys, rows):
+    # rows < 0: -rows query rows a block, the blocks in reverse order.
+    reverse, rows = rows < 0, abs(rows)
     # On the H200 the warp-specialized kernel (TMA, wgmma with P from registers); the benchmark
     # builds it with -fast-math.
     torch = _cuda_torch()
@@ -253,7 +263,7 @@ def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm, keys, rows)
     if rows == 192 and d == 128:
         pytest.skip("192 query rows (three consumer warpgroups) are for head dim 64: at 128 the "
                     "O accumulator alone takes 64 of a consumer's 160 registers")
-    tessel.build(attention_text(d, dtype, causal, keys=keys, rows=rows),
+    tessel.build(attention_text(d, dtype, causal, keys=keys, rows=rows, reverse=reverse),
                  target="cuda -arch=sm_90a" + fm)["flash_attention"](q, k, v, o)
     want = torch.nn.functional.scaled_dot_product_attention(
         q.cpu().float(), k.cpu().float(), v.cpu().float(), is_causal=causal)
