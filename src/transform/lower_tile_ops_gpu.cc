@@ -23,7 +23,8 @@
 //   its own elements of each row it holds, shuffles combine the lanes of a group within a warp,
 //   then (unless one warp holds everything) one shared slot per row and warp segment, which every
 //   thread reads back in the same order, so that all threads hold the same replicated result.
-//   Any other reduction goes through a shared scratch tile: each thread writes its elements, then
+//   Any other reduction goes through a shared scratch tile: each thread writes its elements (over
+//   the last axis with v > 1: the reduction of each of its vectors, which lie in one row), then
 //   every thread reduces every row into its replicated destination;
 // - a T.Parallel nest over a spread fragment's shape runs each thread over its own elements; inside
 //   it, the fragment must be indexed by the loop variables themselves (A_f[i, j]), and replicated
@@ -407,9 +408,8 @@ class Simt : public TileLowering {
       const Frag* f = FragOf(r->buffer);
       if (!f) continue;
       WholeFragment(*r, *f);
-      Buffer scratch = MakeBuffer(std::string(f->logical->name) + "_gemm", f->logical->dtype,
-                                  r->extents, "shared");
-      scratch_.push_back(scratch);
+      Buffer scratch =
+          Scratch(std::string(f->logical->name) + "_gemm", f->logical->dtype, r->extents);
       if (f->replicated) {
         staged.push_back(Own(Dist{f->shape, f->size, 1}, ForKind::kSerial,
                              [&](const Var&, const PrimExpr&, const PrimExpr& e) {
@@ -457,6 +457,19 @@ class Simt : public TileLowering {
     return SeqStmt::Flatten(Array<Stmt>(staged.begin(), staged.end()));
   }
 
+  // A shared scratch tile of the kernel: in static shared memory while the kernel's scratch tiles
+  // fit the 48 KB CUDA allows statically, beyond that in dynamic shared memory ("shared.dyn", up
+  // to the architecture's opt-in maximum), so that large tiles still build.
+  Buffer Scratch(const std::string& name, DataType t, const Array<PrimExpr>& shape) {
+    int64_t bytes = t.bytes() * t.lanes();
+    for (const PrimExpr& e : shape) bytes *= ConstOf(e);
+    bool fits = static_scratch_bytes_ + bytes <= kStaticScratchBytes;
+    if (fits) static_scratch_bytes_ += bytes;
+    Buffer b = MakeBuffer(name, t, shape, fits ? "shared" : "shared.dyn");
+    scratch_.push_back(b);
+    return b;
+  }
+
   static PrimExpr Combine(const std::string& kind, const PrimExpr& a, const PrimExpr& b) {
     return kind == "sum" ? add(a, b) : kind == "max" ? max(a, b) : min(a, b);
   }
@@ -494,31 +507,53 @@ class Simt : public TileLowering {
     DataType t = fd->logical->dtype;
     std::vector<Stmt> seq;
     Buffer from = fs->local;
+    // Over the last axis, a vector of v elements lies in one row: each thread reduces its own
+    // vectors and the scratch holds one partial result a vector, v times smaller than the tile
+    // (128 x 192 float32 scores: 12 KB instead of 96 KB, over the 48 KB of static shared memory).
+    int64_t v = fs->vec, reduced = fs->shape[dim];
+    bool by_vector = !fs->replicated && dim + 1 == static_cast<int64_t>(fs->shape.size()) &&
+                     v > 1 && reduced % v == 0;
     if (!fs->replicated) {
-      // Through a shared scratch tile: every thread then sees every element.
-      Buffer scratch = MakeBuffer(std::string(fs->logical->name) + "_red", fs->logical->dtype,
-                                  {Int32(fs->size)}, "shared");
-      scratch_.push_back(scratch);
+      // Through a shared scratch tile: every thread then sees every element (or vector). The
+      // reductions of a kernel share one scratch tile of a type and size (InjectSharedBarriers
+      // orders one's reads before the next one's writes): attention reduces each score tile
+      // twice, and two tiles did not fit where one does.
+      DataType st = by_vector ? t : fs->logical->dtype;
+      int64_t items = by_vector ? fs->size / v : fs->size;
+      Buffer& slot = reduce_scratch_[{st.str(), items}];
+      if (!slot.defined()) {
+        slot = Scratch(std::string(fs->logical->name) + "_red", st, {Int32(items)});
+      }
+      Buffer scratch = slot;
       Dist d = DistOf(*fs);
-      seq.push_back(
-          Own(d, ForKind::kUnrolled, [&](const Var&, const PrimExpr& reg0, const PrimExpr& e0) {
+      seq.push_back(Own(
+          d, ForKind::kUnrolled, [&](const Var&, const PrimExpr& reg0, const PrimExpr& e0) -> Stmt {
+            if (by_vector) {
+              PrimExpr acc = cast(t, BufferLoad(fs->local, {reg0}));
+              for (int64_t l = 1; l < v; ++l) {
+                acc = Combine(kind, acc, cast(t, BufferLoad(fs->local, {add(reg0, Int32(l))})));
+              }
+              return BufferStore(scratch, acc, {floordiv(e0, Int32(v))});
+            }
             return Lanes(d.vec, ForKind::kUnrolled, [&](const PrimExpr& l) {
               return BufferStore(scratch, BufferLoad(fs->local, {add(reg0, l)}), {add(e0, l)});
             });
           }));
       from = scratch;
+      if (by_vector) reduced /= v;
     }
     Var o("o"), rr("rr");
-    // Row o of the kept axes, element rr along dim: the source's flat index.
+    // Row o of the kept axes, element (or vector) rr along dim: the source's flat index.
     Array<PrimExpr> kept_idx = Unflat(o, kept);
     PrimExpr flat = Int32(0);
     for (size_t d = 0, j = 0; d < fs->shape.size(); ++d) {
-      PrimExpr idx = static_cast<int64_t>(d) == dim ? PrimExpr(rr) : kept_idx[j++];
-      flat = add(mul(flat, Int32(fs->shape[d])), idx);
+      bool at_dim = static_cast<int64_t>(d) == dim;
+      PrimExpr idx = at_dim ? PrimExpr(rr) : kept_idx[j++];
+      flat = add(mul(flat, Int32(at_dim ? reduced : fs->shape[d])), idx);
     }
     PrimExpr prev = BufferLoad(fd->local, {o});
     PrimExpr x = cast(t, BufferLoad(from, {flat}));
-    Stmt step = For(rr, Int32(0), Int32(fs->shape[dim]), ForKind::kSerial,
+    Stmt step = For(rr, Int32(0), Int32(reduced), ForKind::kSerial,
                     BufferStore(fd->local, Combine(kind, prev, x), {o}));
     PrimExpr identity = kind == "sum" ? MakeConst(t, 0) : Extreme(t, kind == "min");
     Stmt row =
@@ -606,9 +641,7 @@ class Simt : public TileLowering {
       return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
     }
     // One slot per row and warp segment of its group, read back by every thread in one order.
-    Buffer slots =
-        MakeBuffer(std::string(fs.logical->name) + "_slots", t, {Int32(rows * segments)}, "shared");
-    scratch_.push_back(slots);
+    Buffer slots = Scratch(std::string(fs.logical->name) + "_slots", t, {Int32(rows * segments)});
     PrimExpr seg = floordiv(floormod(tx_, Int32(g)), Int32(lanes));
     seq.push_back(loop("p", held, [&](const Var& p) {
       PrimExpr row = all ? PrimExpr(p) : add(mul(p, Int32(n / w)), floordiv(tx_, Int32(w)));
@@ -916,6 +949,8 @@ class Simt : public TileLowering {
     }
     frags_.clear();
     scratch_.clear();
+    reduce_scratch_.clear();
+    static_scratch_bytes_ = 0;
     locals_.clear();
     vec_of_shape_.clear();
     return s;
@@ -926,7 +961,10 @@ class Simt : public TileLowering {
   int64_t threads_ = 1;
   Var tx_;
   std::unordered_map<const VarNode*, Frag> frags_;
-  std::vector<Buffer> scratch_;                    // shared scratch tiles of reductions
+  std::vector<Buffer> scratch_;  // shared scratch tiles of reductions
+  std::map<std::pair<std::string, int64_t>, Buffer> reduce_scratch_;  // by type and size
+  static constexpr int64_t kStaticScratchBytes = 48 * 1024;  // CUDA's static shared memory limit
+  int64_t static_scratch_bytes_ = 0;
   std::unordered_set<const VarNode*> replicated_;  // the fragments of the kernel held whole
   std::vector<Buffer> locals_;                     // per-thread partial results of reductions
   std::map<std::vector<int64_t>, int64_t> vec_of_shape_;

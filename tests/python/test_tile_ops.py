@@ -440,3 +440,56 @@ def part(X: T.Buffer((64, 64), "float32"), Y: T.Buffer((8, 8), "float32"), n: T.
     with pytest.raises(ValueError, match=r"extent 0 of X and t: n and 8 are not proved equal \(the "
                                          r"analyzer could not decide it within its budget"):
         tessel.build(text, target="c")
+
+
+ODD_ROWS = """
+@T.prim_func
+def oddrows(X: T.Buffer((8, 24), "float16"), S: T.Buffer((8,), "float32"),
+            M: T.Buffer((8,), "float32")):
+    T.func_attr({"global_symbol": "oddrows", "tir.noalias": True})
+    with T.Kernel(1, threads=32) as bx:
+        X_f = T.alloc_fragment((8, 24), "float32")
+        s = T.alloc_fragment((8,), "float32")
+        m = T.alloc_fragment((8,), "float32")
+        T.copy(X, X_f)
+        T.reduce_sum(X_f, s, dim=1)
+        T.reduce_max(X_f, m, dim=1)
+        T.copy(s, S)
+        T.copy(m, M)
+"""
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+def test_rows_that_fit_no_shuffle_pattern_are_reduced_by_vector_partials():
+    # 4-element vectors (16 bytes of float32), 6 a row, over 32 threads: no group of threads
+    # holds whole rows, so each thread reduces its own vectors into a shared scratch of one
+    # partial a vector (48 floats, not the tile's 192), which both reductions share.
+    if have_cuda_compiler():
+        src = tessel.build(ODD_ROWS, target="cuda -arch=sm_80").get_source("cuda")
+        assert src.count("__shared__") == 1 and "float X_f_red[48];" in src, src
+    mod = tessel.build(ODD_ROWS, target="metal")
+    x = np.random.default_rng(5).standard_normal((8, 24)).astype("float16")
+    for order, seed in metal_emu.ORDERS:
+        s, m = np.full(8, np.nan, "float32"), np.full(8, np.nan, "float32")
+        with metal_emu.installed(order, seed):
+            mod["oddrows"](*[metal_emu.as_metal(v) for v in (x, s, m)])
+        np.testing.assert_allclose(s, x.astype("float32").sum(axis=1), rtol=1e-5, atol=1e-5,
+                                   err_msg=order)
+        np.testing.assert_array_equal(m, x.astype("float32").max(axis=1), err_msg=order)
+
+
+def test_scratch_tiles_past_48_kb_go_to_dynamic_shared_memory():
+    # The SIMT form of attention with 192-key tiles (sm_80, or sm_90a's fallback kernel built
+    # without Z3): the reductions' scratch (12 KB) stays static, P's 48 KB staging tile for the
+    # second gemm goes to dynamic shared memory. Refused before (a 96 KB static scratch).
+    if not have_cuda_compiler():
+        pytest.skip("no NVRTC or nvcc")
+    from test_tile_attention import attention_text
+
+    src = tessel.build(attention_text(64, keys=192), target="cuda -arch=sm_80").get_source("cuda")
+    static = [line.strip() for line in src.splitlines() if line.strip().startswith("__shared__")]
+    assert static == ["__shared__ __align__(16) float S_f_red[3072];"], static
+    assert "P_f_gemm = (uint16_t*)(tsl_dyn_smem + " in src
+    with pytest.raises(ValueError, match=r"dynamic shared memory \(shared.dyn allocations\) needs "
+                                         r"212992 bytes, more than the limit of 166912"):
+        tessel.build(attention_text(128, keys=176), target="cuda -arch=sm_80")
