@@ -3,12 +3,12 @@
 # S x S scores. A block takes 128 query rows; for each 128-key tile it computes the scores into a
 # fragment, keeps the running row maximum and sum (online softmax: the previous output is rescaled
 # by exp2(old max - new max)), and accumulates P V. Keys past S are masked to -inf; query rows past S
-# read zeros and are not written, so S need not divide the tiles. The causal form masks key
-# j > query i and stops the key loop at the block's last row (the two lines marked CAUSAL in
-# bench/tile_attention.py and tests/python/test_tile_attention.py); head dim 128 and bfloat16 are
-# the same text with the numbers and dtype replaced. The row maxima are of the raw scores; the
-# exponentials are exp2 of the scores scaled by log2(e) / sqrt(64), written as s * c - m * c so that
-# each is one fused multiply-add (m * c is one product a row).
+# read zeros and are not written, so S need not divide the tiles. The causal form masks key j > i
+# and stops the key loop at the block's last row (CAUSAL_* in tests/python/test_tile_attention.py);
+# head dim 128, bfloat16 and 192 query rows on 384 threads (three consumer warpgroups, the faster
+# shape at head dim 64) are the same text with the numbers and dtype replaced. The row maxima are
+# of the raw scores; the exponentials are exp2 of the scores scaled by log2(e) / sqrt(64), written
+# as s * c - m * c so that each is one fused multiply-add (m * c is one product a row).
 from __future__ import annotations
 
 from tessel.script import tir as T
