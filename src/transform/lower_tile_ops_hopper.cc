@@ -179,6 +179,7 @@ class Hopper : public TileLowering {
     if (staging_.defined()) {
       Map<String, Any> ann;
       ann.Set("tessel.swizzle_bytes", 128);
+      if (staging_pairs_.defined()) s = DeclBuffer(staging_pairs_, s);
       s = Allocate(staging_->data, staging_->dtype, staging_->shape, MakeConst(DataType::Bool(), 1),
                    DeclBuffer(staging_, s), ann);
     }
@@ -945,13 +946,39 @@ class Hopper : public TileLowering {
     PrimExpr w = floordiv(tx_, Int32(128));
     PrimExpr first = EQ(floormod(tx_, Int32(128)), Int32(0));
     Stmt sync = Intrin("ptx_named_barrier_sync", {add(w, Int32(1)), Int32(128)});
-    Stmt fill = Own(f, [&](const Var& r, const Array<PrimExpr>& at) {
+    auto flat_of = [&](const Array<PrimExpr>& at) {
       PrimExpr row = floormod(at[0], Int32(64)), col = at[1];
-      PrimExpr flat = add(add(mul(add(mul(w, Int32(boxes)), floordiv(col, Int32(64))), Int32(4096)),
-                              mul(row, Int32(64))),
-                          floormod(col, Int32(64)));
-      return BufferStore(staging_, cast(t, BufferLoad(f.local, {r})), {flat});
-    });
+      return add(add(mul(add(mul(w, Int32(boxes)), floordiv(col, Int32(64))), Int32(4096)),
+                     mul(row, Int32(64))),
+                 floormod(col, Int32(64)));
+    };
+    Stmt fill;
+    if (t == DataType::Float(16) || t == DataType::BFloat(16)) {
+      // Registers 2k and 2k + 1 of the wgmma accumulator are adjacent columns of one row: one
+      // conversion packs them and one 32-bit store writes them, through a 32-bit view of the
+      // staging tile (swizzled by its own element size: the same bytes). Half the stores and
+      // half the addresses of element-wise 16-bit ones; with those, ptxas kept the 128
+      // addresses live across the persistent loop and spilled them.
+      if (!staging_pairs_.defined()) {
+        staging_pairs_ =
+            Buffer(staging_->name + "_pairs", staging_->data, DataType::UInt(32),
+                   {Int32(ConstOf(staging_->shape[0]) / 2)}, {}, Int32(0), staging_->scope, 16, 1);
+      }
+      Buffer pairs = staging_pairs_;
+      Var k("k");
+      analyzer_.Bind(k, Range(Int32(0), Int32(ConstOf(f.local->shape[0]) / 2)), true);
+      Array<PrimExpr> at = WgmmaElement(tx_, mul(k, Int32(2)));
+      PrimExpr v = Call(DataType::UInt(32), Op::Get("ptx_cvt_pack"),
+                        {StringImm(t == DataType::Float(16) ? "f16" : "bf16"),
+                         BufferLoad(f.local, {mul(k, Int32(2))}),
+                         BufferLoad(f.local, {add(mul(k, Int32(2)), Int32(1))})});
+      fill = For(k, Int32(0), Int32(ConstOf(f.local->shape[0]) / 2), ForKind::kUnrolled,
+                 BufferStore(pairs, v, {floordiv(flat_of(at), Int32(2))}));
+    } else {
+      fill = Own(f, [&](const Var& r, const Array<PrimExpr>& at) {
+        return BufferStore(staging_, cast(t, BufferLoad(f.local, {r})), {flat_of(at)});
+      });
+    }
     Array<PrimExpr> desc{StringImm(t.str()), Int32(128), PrimExpr(dst.buffer->data)};
     for (const PrimExpr& d : dst.buffer->shape) desc.push_back(d);
     desc.push_back(dst.buffer->shape[1]);
@@ -1149,7 +1176,8 @@ class Hopper : public TileLowering {
   std::vector<const ForNode*> blocks_;
   PrimExpr gx_, gy_, grid_;
   Var bid_, tile_i_;
-  Buffer staging_;  // the TMA store's staging tile, once a T.copy needs it
+  Buffer staging_;        // the TMA store's staging tile, once a T.copy needs it
+  Buffer staging_pairs_;  // its 32-bit view, for 16-bit outputs stored in pairs
   bool stored_ = false;
   int64_t consumers_ = 0;
   Var tx_;

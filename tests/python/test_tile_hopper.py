@@ -177,3 +177,61 @@ def test_the_gelu_epilogue_matches_torch_on_the_gpu(m, n, k):
     a, b, bias = a.cpu().float(), b.cpu().float(), bias.cpu().float()
     ref = F.gelu(a @ b.T + bias, approximate="tanh")
     torch.testing.assert_close(c.cpu().float(), ref, rtol=2e-2, atol=2e-1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_the_epilogue_stores_pairs_where_the_tma_store_reads_them(dtype):
+    # 16-bit outputs are staged as packed pairs, one 32-bit store per two accumulator registers
+    # (with one 16-bit store a register, ptxas kept the 128 addresses live across the persistent
+    # loop and spilled them). Every pair must land where the 128-byte-swizzled 64 x 64 boxes of
+    # the TMA store read its two elements: evaluate the generated index for every consumer thread
+    # and pair, against the accumulator layout and the swizzle.
+    from test_tile_ops import have_cuda_compiler
+
+    if not have_cuda_compiler():
+        pytest.skip("no NVRTC or nvcc")
+    src = tessel.build(GEMM.replace('"float16"', f'"{dtype}"'),
+                       target="cuda -arch=sm_90a").get_source("cuda")
+    fast = src.split("__global__")[1]
+    stores = re.findall(r"\(\(uint32_t\*\)C_stage\)\[(.*)\] = tsl_cvt_pack_(b?f16)\(C_f_local\["
+                        r"tsl_mul_i32\(k, 2\)\], C_f_local\[tsl_add_i32\(tsl_mul_i32\(k, 2\), 1\)\]\);",
+                        fast)
+    assert len(stores) == 1 and "for (int32_t k = 0; k < 64; ++k)" in fast, stores
+    assert "C_stage[" not in fast.replace("((uint32_t*)C_stage)[", "")
+    helpers = {"tsl_add_i32": lambda a, b: a + b, "tsl_mul_i32": lambda a, b: a * b,
+               "tsl_floordiv_i32": lambda a, b: a // b, "tsl_floormod_i32": lambda a, b: a % b,
+               "tsl_shl_i32": lambda a, b: a << b}
+    index = eval("lambda threadIdx_x, k: " + stores[0][0].replace("(int32_t)", ""), helpers)
+    seen = set()
+    for tx in range(256):
+        w, warp, lane = tx // 128, tx // 32 % 4, tx % 32
+        for k in range(64):
+            r = 2 * k
+            row = 16 * warp + 8 * (r // 2 % 2) + lane // 4
+            col = 8 * (r // 4) + 2 * (lane % 4)
+            flat = (w * 4 + col // 64) * 4096 + row * 64 + col % 64
+            swizzled = flat ^ (((flat >> 6) & 7) << 3)
+            got = index(tx, k)
+            assert 2 * got == swizzled, (tx, k, got, swizzled)
+            seen.add(got)
+    assert seen == set(range(256 * 128 // 2))
+
+
+def test_ptxas_keeps_the_persistent_gemm_in_registers(tmp_path):
+    # Measured with the element-wise staging stores: 164 bytes of spill stores and loads (the
+    # epilogue's addresses, computed before the persistent loop). Needs nvcc (ptxas's report).
+    import shutil
+    import subprocess
+
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not Path(nvcc).exists():
+        pytest.skip("needs nvcc for ptxas -v")
+    cu = tmp_path / "gemm.cu"
+    cu.write_text(tessel.build(GEMM, target="cuda -arch=sm_90a").get_source("cuda"))
+    out = subprocess.run([nvcc, "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "gemm.cubin"),
+                          "-Xptxas", "-v", "-diag-suppress", "177", str(cu)],
+                         capture_output=True, text=True, check=True)
+    report = (out.stdout + out.stderr).split("Compiling entry function 'tile_gemm_hopper_kernel'")
+    assert len(report) == 2, out.stderr
+    kernel = report[1].split("Compiling entry function")[0]
+    assert "0 bytes spill stores, 0 bytes spill loads" in kernel, kernel
