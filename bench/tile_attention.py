@@ -8,9 +8,9 @@ one-instruction max, as FA3 and cuDNN compute) for key tiles of 128 and of LARGE
 dim 128 as in FA3, 192 at 64: fewer instructions a key, more masked work at the ragged end), at
 head dim 64 also with 192 query rows a block (three consumer warpgroups, FA3's shape there),
 causal also with the blocks in reverse order (the longest first, FA3's order; 192 rows at head dim
-64), and without fast math for 128 (IEEE exp2 with subnormals, max as the C backend's select); "tile /
-best" is the fastest fast-math kernel's. torch's backends are timed first, on every case, before
-any tessel kernel is built (peer_times says why). On the GPU machine:
+64), and without fast math for 128 (IEEE exp2 with subnormals, max as the C backend's select);
+"tile / best" is the fastest fast-math kernel's. torch's backends are timed first, on every case,
+before any tessel kernel is built (peer_times says why). On the GPU machine:
 
     python3 bench/tile_attention.py [--reps 10] [--json PATH] [--seq 4096]
 """
@@ -45,9 +45,9 @@ CASES = [(dtype, d, causal) for dtype in ("float16", "bfloat16") for d in (64, 1
 
 
 def peer_times(b, h, s, reps):
-    """torch's backends on every case, all before any tessel kernel is built: after tessel lowered
-    a kernel in the process, cuDNN's SDPA raised std::bad_alloc when it built a new graph (seen on
-    the H200 with Z3 in libtessel; see docs/performance.md)."""
+    """torch's backends on every case, all before any tessel kernel is built: once tessel had
+    lowered a tile kernel for sm_90a in the process, cuDNN's SDPA raised std::bad_alloc when it
+    built its first graph (seen on the H200, with and without Z3; see docs/performance.md)."""
     out = {}
     for dtype, d, causal in CASES:
         t = getattr(torch, dtype)
@@ -88,8 +88,7 @@ def main() -> int:
         want = F.scaled_dot_product_attention(q[:1, :2].float(), k[:1, :2].float(),
                                               v[:1, :2].float(), is_causal=causal)
         flops = 4.0 * b * h * s * s * d / (2 if causal else 1)
-        # (fast math, key tile, query rows, blocks reversed): None where it does not apply or
-        # cannot be built.
+        # (fast math, key tile, query rows, blocks reversed); None where it does not apply.
         best_rows = 192 if d == 64 else 128
         configs = [(" -fast-math", 128, 128, False), (" -fast-math", LARGE_KEYS[d], 128, False),
                    (" -fast-math", 128, 192, False) if d == 64 else None,

@@ -965,14 +965,15 @@ class Hopper : public TileLowering {
                    {Int32(ConstOf(staging_->shape[0]) / 2)}, {}, Int32(0), staging_->scope, 16, 1);
       }
       Buffer pairs = staging_pairs_;
+      int64_t count = ConstOf(f.local->shape[0]) / 2;  // register pairs a thread
       Var k("k");
-      analyzer_.Bind(k, Range(Int32(0), Int32(ConstOf(f.local->shape[0]) / 2)), true);
+      analyzer_.Bind(k, Range(Int32(0), Int32(count)), true);
       Array<PrimExpr> at = WgmmaElement(tx_, mul(k, Int32(2)));
       PrimExpr v = Call(DataType::UInt(32), Op::Get("ptx_cvt_pack"),
                         {StringImm(t == DataType::Float(16) ? "f16" : "bf16"),
                          BufferLoad(f.local, {mul(k, Int32(2))}),
                          BufferLoad(f.local, {add(mul(k, Int32(2)), Int32(1))})});
-      fill = For(k, Int32(0), Int32(ConstOf(f.local->shape[0]) / 2), ForKind::kUnrolled,
+      fill = For(k, Int32(0), Int32(count), ForKind::kUnrolled,
                  BufferStore(pairs, v, {floordiv(flat_of(at), Int32(2))}));
     } else {
       fill = Own(f, [&](const Var& r, const Array<PrimExpr>& at) {

@@ -193,9 +193,9 @@ def test_the_epilogue_stores_pairs_where_the_tma_store_reads_them(dtype):
     src = tessel.build(GEMM.replace('"float16"', f'"{dtype}"'),
                        target="cuda -arch=sm_90a").get_source("cuda")
     fast = src.split("__global__")[1]
-    stores = re.findall(r"\(\(uint32_t\*\)C_stage\)\[(.*)\] = tsl_cvt_pack_(b?f16)\(C_f_local\["
-                        r"tsl_mul_i32\(k, 2\)\], C_f_local\[tsl_add_i32\(tsl_mul_i32\(k, 2\), 1\)\]\);",
-                        fast)
+    stores = re.findall(r"\(\(uint32_t\*\)C_stage\)\[(.*)\] = tsl_cvt_pack_(b?f16)\("
+                        r"C_f_local\[tsl_mul_i32\(k, 2\)\], "
+                        r"C_f_local\[tsl_add_i32\(tsl_mul_i32\(k, 2\), 1\)\]\);", fast)
     assert len(stores) == 1 and "for (int32_t k = 0; k < 64; ++k)" in fast, stores
     assert "C_stage[" not in fast.replace("((uint32_t*)C_stage)[", "")
     helpers = {"tsl_add_i32": lambda a, b: a + b, "tsl_mul_i32": lambda a, b: a * b,

@@ -2,8 +2,8 @@
 (src/transform/tile_loop_split.h): random conditions, linear or not, checked by enumeration. Sound:
 below the bound every element of the nest takes the select's first operand. Exact: at the bound
 some element does not. Undecidable conditions (a negative or zero coefficient of the loop
-variable, a product of variables, a value bound inside the loop, a buffer
-load, floats) give no split."""
+variable, a product of variables, a value bound inside the loop, a buffer load, floats) give no
+split."""
 
 from __future__ import annotations
 
