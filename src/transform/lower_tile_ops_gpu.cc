@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -84,6 +85,21 @@ class Simt : public TileLowering {
     if (ann.count("tessel.pipeline_stages")) ann.Set(kPipelineOptional, true);
     return WithSpan(For(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag, ann),
                     op->span);
+  }
+
+  Stmt VisitStmt_(const SeqStmtNode* op) override {
+    if (!in_kernel_ || in_parallel_) return StmtExprMutator::VisitStmt_(op);
+    std::vector<Stmt> out;
+    for (size_t i = 0; i < op->seq.size(); ++i) {
+      Stmt fused = i + 1 < op->seq.size() ? FuseParallel(op->seq[i], op->seq[i + 1]) : Stmt();
+      if (fused.defined()) {
+        out.push_back(fused);
+        ++i;
+      } else {
+        out.push_back(VisitStmt(op->seq[i]));
+      }
+    }
+    return SeqStmt::Flatten(Array<Stmt>(out.begin(), out.end()));
   }
 
   Stmt VisitStmt_(const EvaluateNode* op) override {
@@ -251,34 +267,39 @@ class Simt : public TileLowering {
   // region `mem`: into f when `load`. One vectorized access per vector where the guard allows.
   Stmt CopySpread(const TileRegion& mem, const Frag& f, bool load) {
     Dist d = DistOf(f);
-    DataType ft = f.local->dtype, mt = mem.buffer->dtype;
-    return Own(
-        d, ForKind::kUnrolled, [&](const Var& j, const PrimExpr& reg0, const PrimExpr& e0) -> Stmt {
-          auto idx = [&](const PrimExpr& l) { return Add(mem.starts, At(d, j, e0, l)); };
-          auto reg = [&](const PrimExpr& l) { return add(reg0, l); };
-          PrimExpr cond;
-          if (!VectorGuard(mem.buffer, idx(Int32(0)), mem.starts[mem.starts.size() - 1], d.vec,
-                           &cond)) {
-            return Lanes(d.vec, ForKind::kUnrolled, [&](const PrimExpr& l) -> Stmt {
-              if (load) return BufferStore(f.local, Load(mem.buffer, idx(l), ft), {reg(l)});
-              return Store(mem.buffer, idx(l), cast(mt, BufferLoad(f.local, {reg(l)})));
-            });
-          }
-          Stmt s = VectorLanes(d.vec, mt, [&](const PrimExpr& l) -> Stmt {
-            if (load)
-              return BufferStore(f.local, cast(ft, BufferLoad(mem.buffer, idx(l))), {reg(l)});
-            return BufferStore(mem.buffer, cast(mt, BufferLoad(f.local, {reg(l)})), idx(l));
-          });
-          if (!cond.defined()) return s;
-          if (!load) return IfThenElse(cond, s);
-          // Reads outside the tensor give 0.
-          return IfThenElse(cond, s, VectorLanes(d.vec, ft, [&](const PrimExpr& l) -> Stmt {
-                              return BufferStore(f.local, MakeConst(ft, 0), {reg(l)});
-                            }));
-        });
+    return Own(d, ForKind::kUnrolled,
+               [&](const Var& j, const PrimExpr& reg0, const PrimExpr& e0) -> Stmt {
+                 return CopyVector(mem, f, load, d, j, reg0, e0);
+               });
   }
 
-  Stmt Copy(const CallNode* call) override {
+  // CopySpread's copy of the thread's vector j (first register reg0, first element e0).
+  Stmt CopyVector(const TileRegion& mem, const Frag& f, bool load, const Dist& d, const Var& j,
+                  const PrimExpr& reg0, const PrimExpr& e0) {
+    DataType ft = f.local->dtype, mt = mem.buffer->dtype;
+    auto idx = [&](const PrimExpr& l) { return Add(mem.starts, At(d, j, e0, l)); };
+    auto reg = [&](const PrimExpr& l) { return add(reg0, l); };
+    PrimExpr cond;
+    if (!VectorGuard(mem.buffer, idx(Int32(0)), mem.starts[mem.starts.size() - 1], d.vec, &cond)) {
+      return Lanes(d.vec, ForKind::kUnrolled, [&](const PrimExpr& l) -> Stmt {
+        if (load) return BufferStore(f.local, Load(mem.buffer, idx(l), ft), {reg(l)});
+        return Store(mem.buffer, idx(l), cast(mt, BufferLoad(f.local, {reg(l)})));
+      });
+    }
+    Stmt s = VectorLanes(d.vec, mt, [&](const PrimExpr& l) -> Stmt {
+      if (load) return BufferStore(f.local, cast(ft, BufferLoad(mem.buffer, idx(l))), {reg(l)});
+      return BufferStore(mem.buffer, cast(mt, BufferLoad(f.local, {reg(l)})), idx(l));
+    });
+    if (!cond.defined()) return s;
+    if (!load) return IfThenElse(cond, s);
+    // Reads outside the tensor give 0.
+    return IfThenElse(cond, s, VectorLanes(d.vec, ft, [&](const PrimExpr& l) -> Stmt {
+                        return BufferStore(f.local, MakeConst(ft, 0), {reg(l)});
+                      }));
+  }
+
+  // The regions of a tile_copy, squeezed to a common rank and checked to have one shape.
+  std::pair<TileRegion, TileRegion> CopyRegions(const CallNode* call) {
     TileRegion src = Region(call, 0), dst = Region(call, 1);
     size_t rank = std::min(src.extents.size(), dst.extents.size());
     src.extents = Squeeze(call, src, rank);
@@ -286,6 +307,11 @@ class Simt : public TileLowering {
     for (size_t d = 0; d < rank; ++d) {
       SameExtent(call, src.extents[d], dst.extents[d], "tile_copy: extent " + std::to_string(d));
     }
+    return {src, dst};
+  }
+
+  Stmt Copy(const CallNode* call) override {
+    auto [src, dst] = CopyRegions(call);
     std::vector<int64_t> shape = ConstShape(dst.extents, "tile_copy");
     int64_t size = Size(shape);
     const Frag* fs = FragOf(src.buffer);
@@ -562,27 +588,69 @@ class Simt : public TileLowering {
     return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
   }
 
-  // The reduction over the last axis of spread fragment fs by warp shuffles (see the file
-  // comment), or an undefined Stmt where it does not apply. With W = vectors in a row:
-  // - W % n == 0: every thread holds W / n vectors of every row, a row's group is all n threads;
+  // How a reduction over the last axis of spread fragment fs goes by warp shuffles (see the file
+  // comment), with n threads and W vectors of v in a row:
+  // - W % n == 0 (`all`): every thread holds W / n vectors of every row, a row's group is all n
+  //   threads;
   // - n % W == 0: a row lies on W consecutive threads, vector j of thread t is one of row
   //   j * (n / W) + t / W.
   // A group of G threads spans whole warps (G % 32 == 0) or lies in one (G divides 32); n is a
-  // multiple of 32, since a shuffle needs every lane of its warp.
-  Stmt RowReduce(const Frag& fs, const Frag& fd, const std::string& kind, bool clear) {
-    int64_t n = threads_, v = fs.vec, row_len = fs.shape.back();
-    int64_t rows = fs.size / row_len, w = row_len / v;
-    if (n % 32 != 0 || row_len % v != 0) return Stmt();
-    bool all = w % n == 0;
-    if (!all && n % w != 0) return Stmt();
-    int64_t g = all ? n : w;
-    if (g > 32 ? g % 32 != 0 : 32 % g != 0) return Stmt();
-    int64_t lanes = std::min<int64_t>(g, 32), segments = g / lanes;
-    int64_t held = all ? rows : Trips(DistOf(fs));  // partial results a thread holds
+  // multiple of 32, since a shuffle needs every lane of its warp. Each thread folds its elements
+  // into `held` partial results first: one a row (all), else one a vector.
+  struct Shuffles {
+    int64_t v, rows, w, g, lanes, segments, held, per_row;
+    bool all;
+  };
+  std::optional<Shuffles> RowShuffles(const Frag& fs) {
+    Shuffles s;
+    int64_t n = threads_, row_len = fs.shape.back();
+    s.v = fs.vec;
+    if (fs.replicated || n % 32 != 0 || row_len % s.v != 0) return std::nullopt;
+    s.rows = fs.size / row_len;
+    s.w = row_len / s.v;
+    s.all = s.w % n == 0;
+    if (!s.all && n % s.w != 0) return std::nullopt;
+    s.g = s.all ? n : s.w;
+    if (s.g > 32 ? s.g % 32 != 0 : 32 % s.g != 0) return std::nullopt;
+    s.lanes = std::min<int64_t>(s.g, 32);
+    s.segments = s.g / s.lanes;
+    s.held = s.all ? s.rows : Trips(DistOf(fs));
+    s.per_row = s.all ? s.w / n : 1;
+    return s;
+  }
+
+  // The per-thread partial results of a shuffle reduction of fs, one a held row or vector.
+  Buffer PartialsOf(const Frag& fs, const Frag& fd, const Shuffles& s) {
+    Buffer part = MakeBuffer(std::string(fs.logical->name) + "_part", fd.logical->dtype,
+                             {Int32(s.held)}, "local");
+    locals_.push_back(part);
+    return part;
+  }
+
+  // Partial result p of a shuffle reduction takes register reg of the source (reg0 + l of the
+  // thread's vector j): with `all`, p is the row, j / (W / n); else the vector j.
+  Stmt FoldRegister(const Frag& fs, const Buffer& part, const Shuffles& s, const std::string& kind,
+                    const PrimExpr& j, const PrimExpr& reg) {
+    PrimExpr p = s.all ? floordiv(j, Int32(s.per_row)) : j;
+    DataType t = part->dtype;
+    return BufferStore(
+        part, Combine(kind, BufferLoad(part, {p}), cast(t, BufferLoad(fs.local, {reg}))), {p});
+  }
+
+  // The reduction over the last axis of spread fragment fs by warp shuffles, or an undefined Stmt
+  // where it does not apply. `folded`, when defined, already holds each thread's partial results
+  // (FuseParallel folded them in the T.Parallel nest that wrote fs).
+  Stmt RowReduce(const Frag& fs, const Frag& fd, const std::string& kind, bool clear,
+                 Buffer folded = Buffer()) {
+    std::optional<Shuffles> geo = RowShuffles(fs);
+    if (!geo) return Stmt();
+    const Shuffles& s = *geo;
+    int64_t n = threads_, v = s.v, rows = s.rows, w = s.w, g = s.g, lanes = s.lanes;
+    int64_t segments = s.segments, held = s.held;
+    bool all = s.all;
     DataType t = fd.logical->dtype;
     PrimExpr identity = kind == "sum" ? MakeConst(t, 0) : Extreme(t, kind == "min");
-    Buffer part = MakeBuffer(std::string(fs.logical->name) + "_part", t, {Int32(held)}, "local");
-    locals_.push_back(part);
+    Buffer part = folded.defined() ? folded : PartialsOf(fs, fd, s);
     auto combine_into = [&](const Buffer& buf, const PrimExpr& i, const PrimExpr& x) {
       return BufferStore(buf, Combine(kind, BufferLoad(buf, {i}), x), {i});
     };
@@ -592,9 +660,9 @@ class Simt : public TileLowering {
       Var i(name);
       return For(i, Int32(0), Int32(extent), ForKind::kUnrolled, body(i));
     };
-    // Each thread's own elements of each row it holds.
-    if (all) {
-      int64_t per_row = w / n;
+    // Each thread's own elements of each row it holds, unless folded already.
+    if (!folded.defined() && all) {
+      int64_t per_row = s.per_row;
       seq.push_back(loop("p", rows, [&](const Var& p) {
         Stmt vecs = loop("k", per_row, [&](const Var& k) {
           return Lanes(v, ForKind::kUnrolled, [&](const PrimExpr& l) {
@@ -604,7 +672,7 @@ class Simt : public TileLowering {
         });
         return SeqStmt::Flatten(Array<Stmt>{BufferStore(part, identity, {p}), vecs});
       }));
-    } else {
+    } else if (!folded.defined()) {
       seq.push_back(loop("p", held, [&](const Var& p) {
         Stmt vec = Lanes(v, ForKind::kUnrolled, [&](const PrimExpr& l) {
           return combine_into(part, p, cast(t, BufferLoad(fs.local, {add(mul(p, Int32(v)), l)})));
@@ -656,7 +724,115 @@ class Simt : public TileLowering {
     return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
   }
 
+  // What a T.Parallel nest does for the tile operation right after it (FuseParallel): fold each
+  // element of `frag` into a reduction's partial results, or store each vector of it.
+  struct Fold {
+    Buffer part;
+    Shuffles s;
+    std::string kind;
+  };
+  struct After {
+    const Frag* frag = nullptr;
+    std::optional<Fold> fold;
+    std::optional<TileRegion> store;
+  };
+
+  // A T.Parallel nest that writes spread fragment f, directly followed by a tile operation that
+  // reads f whole, element by element:
+  // - a T.reduce over the last axis of f that goes by shuffles (softmax's `e[i, j] = T.exp2(...)`,
+  //   then `T.reduce_sum(e, ...)`): each thread folds each element into its partial results right
+  //   after the element's body, not in a second pass over the registers;
+  // - a T.copy of f into memory the nest does not touch: each vector is stored right after its
+  //   lanes are computed, not after the whole nest.
+  // Each register is then read where it is written, so the registers of a fragment need not all
+  // be live at once (the CUDA compiler drops those nothing else reads): rows of 32768 16-bit
+  // elements at 512 threads fit 64 registers a thread, two blocks a multiprocessor. The result is
+  // the same: each element of the nest writes only its own register, the fold and the store read
+  // it after that, in the operation's own order. An undefined Stmt where this does not apply.
+  Stmt FuseParallel(const Stmt& first, const Stmt& second) {
+    const auto* par = first.as<ForNode>();
+    const CallNode* call = TileCall(second);
+    if (!par || !par->annotations.count("tessel.tile_parallel") || !call) return Stmt();
+    std::string name = (*call->op.as<Op>())->name;
+    auto whole = [&](const TileRegion& r, const Frag* f) {
+      if (r.starts.size() != f->shape.size()) return false;
+      for (size_t d = 0; d < r.starts.size(); ++d) {
+        if (ConstOf(r.starts[d]) != 0 || ConstOf(r.extents[d]) != f->shape[d]) return false;
+      }
+      return true;
+    };
+    After after;
+    const Frag* fd = nullptr;
+    std::string kind;
+    std::unordered_set<const VarNode*> untouched;  // what the nest must not read or write
+    if (name == "tile_reduce" && call->args.size() >= 5) {
+      auto src = AsTileRegion(call->args[0]), dst = AsTileRegion(call->args[1]);
+      const auto* kind_imm = call->args[2].as<StringImmNode>();
+      if (!src || !dst || !kind_imm) return Stmt();
+      after.frag = FragOf(src->buffer);
+      fd = FragOf(dst->buffer);
+      kind = kind_imm->value;
+      const Frag* fs = after.frag;
+      if (!fs || !fd || fs->replicated || !fd->replicated || !whole(*src, fs) || !whole(*dst, fd) ||
+          ConstOf(call->args[3]) + 1 != static_cast<int64_t>(fs->shape.size()) ||
+          (kind != "sum" && kind != "max" && kind != "min") ||
+          fd->shape != std::vector<int64_t>(fs->shape.begin(), fs->shape.end() - 1)) {
+        return Stmt();
+      }
+    } else if (name == "tile_copy" && call->args.size() >= 2) {
+      auto src = AsTileRegion(call->args[0]), dst = AsTileRegion(call->args[1]);
+      if (!src || !dst || FragOf(dst->buffer)) return Stmt();
+      after.frag = FragOf(src->buffer);
+      if (!after.frag || after.frag->replicated) return Stmt();
+      auto regions = CopyRegions(call);
+      if (!whole(regions.first, after.frag)) return Stmt();
+      after.store = regions.second;
+      untouched.insert(dst->buffer->data.get());
+    } else {
+      return Stmt();
+    }
+    // The nest spans f's shape, writes f, and writes no replicated fragment (then it runs whole).
+    std::vector<int64_t> shape;
+    Stmt body = first;
+    while (const auto* l = body.as<ForNode>()) {
+      if (!l->annotations.count("tessel.tile_parallel")) break;
+      shape.push_back(ConstOf(l->min) == 0 ? ConstOf(l->extent) : -1);
+      body = l->body;
+    }
+    bool writes = false, runs_whole = false;
+    PostOrderVisit(body, [&](const ObjectRef& n) {
+      const auto* st = n.as<BufferStoreNode>();
+      if (st && st->buffer->data.same_as(after.frag->logical->data)) writes = true;
+      if (st && replicated_.count(st->buffer->data.get())) runs_whole = true;
+    });
+    if (shape != after.frag->shape || !writes || runs_whole || Touches(body, untouched)) {
+      return Stmt();
+    }
+    Stmt init;
+    if (fd) {
+      std::optional<Shuffles> geo = RowShuffles(*after.frag);
+      if (!geo) return Stmt();
+      Buffer part = PartialsOf(*after.frag, *fd, *geo);
+      DataType t = fd->logical->dtype;
+      PrimExpr identity = kind == "sum" ? MakeConst(t, 0) : Extreme(t, kind == "min");
+      Var p("p");
+      init =
+          For(p, Int32(0), Int32(geo->held), ForKind::kUnrolled, BufferStore(part, identity, {p}));
+      after.fold = Fold{part, *geo, kind};
+    }
+    after_ = after;
+    Stmt nest = VisitStmt(first);
+    after_ = After();
+    if (!fd) return nest;
+    Stmt rest =
+        WithSpan(RowReduce(*after.frag, *fd, kind, ConstOf(call->args[4]) == 1, after.fold->part),
+                 second->span);
+    return SeqStmt::Flatten(Array<Stmt>{init, nest, rest});
+  }
+
   Stmt Parallel(const ForNode* op) {
+    After after = after_;
+    after_ = After();
     // A nest that writes a replicated fragment runs whole on every thread, over replicated
     // fragments only (ReplicatedFragments made them so).
     bool whole = false;
@@ -705,8 +881,16 @@ class Simt : public TileLowering {
             }));
           }
           seq.push_back(Lanes(dist.vec, ForKind::kUnrolled, [&](const PrimExpr& l) {
-            return OwnElement(body, loops, vars, shape, add(reg0, l), At(dist, jv, e0, l), rows, l);
+            Stmt s =
+                OwnElement(body, loops, vars, shape, add(reg0, l), At(dist, jv, e0, l), rows, l);
+            if (!after.fold) return s;
+            const Fold& f = *after.fold;
+            return SeqStmt::Flatten(
+                Array<Stmt>{s, FoldRegister(*after.frag, f.part, f.s, f.kind, jv, add(reg0, l))});
           }));
+          if (after.store) {
+            seq.push_back(CopyVector(*after.store, *after.frag, false, dist, jv, reg0, e0));
+          }
           return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
         });
   }
@@ -958,6 +1142,7 @@ class Simt : public TileLowering {
 
   bool in_kernel_ = false;
   bool in_parallel_ = false;  // lowering the body of a T.Parallel for one element
+  After after_;               // set while FuseParallel lowers its T.Parallel nest
   int64_t threads_ = 1;
   Var tx_;
   std::unordered_map<const VarNode*, Frag> frags_;

@@ -163,14 +163,82 @@ def lowered(text):
 
 def test_fragments_are_spread_in_16_byte_vectors_and_rows_reduced_by_shuffles():
     low = lowered(tile_text("softmax", dtype="float16"))
-    # 4096 float32 over 128 threads, in vectors of 8 (16 bytes of the float16 tensor).
-    assert '"float32", "local")' in low and "x_local_1[24:32]" in low and "x_local_1[32]" not in low
-    assert ('T.Cast("float32x8", X_1[blockIdx_x * 4096 + threadIdx_x * 8 + 1024:blockIdx_x * 4096 '
-            '+ threadIdx_x * 8 + 1024 + 8])') in low
+    # The row's 4096 float16 over 128 threads, in vectors of 8 (16 bytes), loaded as they are.
+    assert '"float16", "local")' in low and "x_local_1[32]" not in low
+    assert ("x_local_1[24:32] = X_1[blockIdx_x * 4096 + threadIdx_x * 8 + 3072:blockIdx_x * 4096 "
+            "+ threadIdx_x * 8 + 3072 + 8]") in low
     assert low.count("T.shfl_xor(") == 10  # 5 a reduction, 2 reductions
-    assert "x_slots" in low and "x_red" not in low
+    assert "x_slots" in low and "e_slots" in low and "x_red" not in low
     # The scratch-tile path is what a reduction falls back to.
     assert "x_red" in lowered(tile_text("softmax", 96, 2, 48, "float32"))
+
+
+def test_a_parallel_nest_folds_into_the_reduction_and_the_store_after_it():
+    low = lowered(tile_text("softmax", dtype="float16"))
+    # Each exp is added to the thread's partial sum right after it is computed ...
+    first_sum = low.index("e_part_1[0] = e_part_1[0] + e_local_1[0]")
+    assert low.index("e_local_1[0] = ") < first_sum < low.index("e_local_1[1] = ")
+    assert "e_part_1[0] = e_part_1[0] + e_local_1[31]" in low
+    # ... and each output vector is stored right after its lanes, before the next vector's.
+    store = low.index("+ 1024 + 8] = x_local_1[8:16]")
+    assert low.index("x_local_1[15] = T.Cast") < store < low.index("x_local_1[16] = T.Cast")
+
+
+# Each element reads Y where the same thread's other vector will store (32 threads, vectors of
+# 4, 256 columns: vector 1 of thread t is 128 columns on from vector 0): storing each vector as
+# soon as it is computed would feed vector 1 a stored value, so the copy waits for the nest.
+READS_ITS_DESTINATION = """
+@T.prim_func
+def shift_add(X: T.Buffer((M, 256), "float32"), Y: T.Buffer((M, 256), "float32")):
+    T.func_attr({"global_symbol": "shift_add", "tir.noalias": True})
+    with T.Kernel(M, threads=32) as bx:
+        x = T.alloc_fragment((1, 256), "float32")
+        T.copy(X[bx, 0], x)
+        for i, j in T.Parallel(1, 256):
+            x[i, j] = x[i, j] + Y[bx, (j + 128) % 256]
+        T.copy(x, Y[bx, 0])
+"""
+
+
+@pytest.mark.skipif(not metal_emu.available(), reason=metal_emu.UNAVAILABLE_REASON)
+def test_no_store_is_moved_into_a_nest_that_reads_its_destination():
+    low = str(tvm_ffi.get_global_func("tessel.codegen.Lower")(
+        ir.IRModule({"shift_add": tessel.parse(READS_ITS_DESTINATION)}), "metal"))
+    assert low.index("x_local_1[7] = ") < low.index("] = x_local_1[0:4]")
+    mod = tessel.build(READS_ITS_DESTINATION, target="metal")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 256)).astype("float32")
+    y0 = rng.standard_normal((3, 256)).astype("float32")
+    for order, seed in metal_emu.ORDERS:
+        y = y0.copy()
+        with metal_emu.installed(order, seed):
+            mod["shift_add"](*[metal_emu.as_metal(a) for a in (x, y)])
+        np.testing.assert_array_equal(y, x + np.roll(y0, -128, axis=1), err_msg=order)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_rows_of_32768_half_floats_fit_two_blocks_of_512_threads(op, tmp_path):
+    # 64 float16 a thread, two to a register: with the folds, ptxas needs at most 64 registers a
+    # thread (two blocks of 512 a multiprocessor). Without them: 87-115 (the exps or squares of
+    # the whole row, or every output before the first store, live at once). Needs nvcc.
+    import re
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not Path(nvcc).exists():
+        pytest.skip("needs nvcc for ptxas -v")
+    cu = tmp_path / "k.cu"
+    cu.write_text(tessel.build(tile_text(op, 32768, 1, 512, "float16"),
+                               target="cuda -arch=sm_90").get_source("cuda"))
+    out = subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-o", str(tmp_path / "k.cubin"),
+                          "-Xptxas", "-v", "-diag-suppress", "177", str(cu)],
+                         capture_output=True, text=True, check=True)
+    report = out.stdout + out.stderr
+    regs = [int(r) for r in re.findall(r"Used (\d+) registers", report)]
+    assert regs and max(regs) <= 64, report
+    assert "0 bytes spill stores" in report, report
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -201,7 +269,7 @@ from conftest import gpu_torch as _cuda_torch  # noqa: E402
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("m,rows,threads", [(1024, 4, 128), (4096, 1, 128), (32768, 1, 1024),
-                                            (512, 3, 128)])
+                                            (32768, 1, 512), (512, 3, 128)])
 def test_tile_reductions_on_a_cuda_gpu(op, dtype, m, rows, threads):
     torch = _cuda_torch()
     import torch.nn.functional as F
