@@ -213,3 +213,57 @@ def test_fast_math_flushes_subnormal_results_to_zero():
         got[fm] = b.cpu()
     assert got[""][0].item() == 2.0 ** -130 and got[""][1].item() == 8.0
     assert got[" -fast-math"][0].item() == 0.0 and got[" -fast-math"][1].item() == 8.0
+
+
+# A bfloat16 register array is held as 32-bit words (two to a register, as ptxas holds float16):
+# constant-index conversions read a half of a word, constant-index stores update the whole word,
+# everything else (the vector store, the loops' indices) goes through a uint16_t pointer.
+BF16_LOCAL = """
+@T.prim_func
+def bf16_local(A: T.Buffer((64, 8), "bfloat16"), Y: T.Buffer((64, 8), "bfloat16"),
+               S: T.Buffer((64,), "float32")):
+    for tx in T.thread_binding(64, thread="threadIdx.x"):
+        r_data = T.allocate([8], "bfloat16", "local")
+        r = T.decl_buffer((8,), "bfloat16", data=r_data, scope="local")
+        for v in T.vectorized(8):
+            r[v] = A[tx, v]
+        r[3] = A[tx, 0]
+        r[6] = T.Cast("bfloat16", T.Cast("float32", r[1]) * T.float32(2) + T.Cast("float32", r[0]))
+        S[tx] = T.float32(0)
+        for j in range(8):
+            S[tx] = S[tx] + T.Cast("float32", r[7 - j])
+        for j in range(8):
+            Y[tx, j] = r[(j + tx) % 8]
+"""
+
+
+@needs_compiler
+def test_bfloat16_register_arrays_are_packed_two_to_a_word():
+    src = tessel.build(BF16_LOCAL, target="cuda -arch=sm_90").get_source("cuda")
+    body = src.split("bf16_local_kernel(", 1)[1]
+    assert "uint32_t r_data[4];" in body  # 8 bfloat16
+    assert "tsl_bf16_lo_to_f32(r_data[0])" in body and "tsl_bf16_hi_to_f32(r_data[0])" in body
+    # r[3], the high half of word 1; r[6], the low half of word 3
+    assert "r_data[1] = (r_data[1] & 0xffffu) | ((uint32_t)(A[" in body
+    assert "r_data[3] = (r_data[3] & 0xffff0000u) | (uint32_t)(tsl_f32_to_bf16(" in body
+    assert "tsl_bf16_to_f32(((uint16_t*)r_data)[" in body  # a dynamic index
+    ptx = tvm_ffi.get_global_func("tessel.codegen.CompileCUDAToPTX")(src, "sm_90")
+    assert ".entry" in ptx
+
+
+@pytest.mark.skipif(gpu_torch() is None, reason="needs a CUDA GPU and torch")
+def test_bfloat16_register_arrays_run_on_gpu():
+    torch = gpu_torch()
+    a = torch.randn(64, 8, device="cuda").to(torch.bfloat16)
+    y = torch.empty_like(a)
+    s = torch.empty(64, device="cuda")
+    tessel.build(BF16_LOCAL, target="cuda")["bf16_local"](a, y, s)
+    r = a.clone()
+    r[:, 3] = a[:, 0]
+    r[:, 6] = (r[:, 1].float() * 2 + r[:, 0].float()).to(torch.bfloat16)
+    want_s = torch.zeros(64, device="cuda")
+    for j in range(8):
+        want_s += r[:, 7 - j].float()
+    idx = (torch.arange(8, device="cuda")[None, :] + torch.arange(64, device="cuda")[:, None]) % 8
+    assert torch.equal(y, torch.gather(r, 1, idx))
+    assert torch.equal(s, want_s)

@@ -150,6 +150,10 @@ class LaneEmitter : public GpuLaneEmitter {
     return FloatLiteral(op->dtype, op->value);
   }
   std::string VisitExpr_(const CastNode* op) override {
+    std::string packed;
+    if (op->dtype.element_of() == DataType::Float(32) && PackedBf16(op->value, &packed)) {
+      return packed;
+    }
     return CastScalar(op->dtype.element_of(), op->value.dtype().element_of(), Sub(op->value));
   }
   std::string VisitExpr_(const RampNode* op) override;
@@ -158,6 +162,7 @@ class LaneEmitter : public GpuLaneEmitter {
 
  private:
   std::string Binary(BinOp op, const PrimExpr& a, const PrimExpr& b) override;
+  bool PackedBf16(const PrimExpr& value, std::string* out);
   Kernel* kernel_;
 };
 
@@ -213,6 +218,8 @@ class Kernel : public GpuKernel {
   }
   void Undefine(const Var& v) { defined_.erase(v.get()); }
   void NoteGridSync() { grid_sync_ = true; }
+  // Whether `data` is a bfloat16 register array held two to a 32-bit word (see the Allocate).
+  bool PackedBf16(const VarNode* data) const { return packed_bf16_.count(data) != 0; }
   // After a wgmma wait: a compiler fence on every accumulator array in scope, so that no read of
   // an accumulator register moves above the wait (the registers are written asynchronously).
   std::string AccFences() const {
@@ -280,6 +287,7 @@ class Kernel : public GpuKernel {
   // Buffers that wgmma accumulates into, and those of them allocated around the current statement
   // (C name, element count).
   std::unordered_set<const VarNode*> wgmma_accs_;
+  std::unordered_set<const VarNode*> packed_bf16_;
   std::vector<std::pair<std::string, int64_t>> live_accs_;
 };
 
@@ -311,6 +319,34 @@ std::string LaneEmitter::VisitExpr_(const RampNode* op) {
   }
   std::string step = ScalarBinary(BinOp::kMul, t, IntLiteral(t, lane_), Sub(op->stride), "");
   return ScalarBinary(BinOp::kAdd, t, Sub(op->base), step, kernel_->name());
+}
+
+// Element k of a packed bfloat16 array as a float, when k is a constant: the high half of word
+// k/2 is the float's bits already, the low half shifts into place. The conversion is asm volatile
+// so that each use converts again from the word, instead of LLVM keeping the float (and whatever
+// was computed from it, such as an exp2 used in two passes) live in a register of its own.
+bool LaneEmitter::PackedBf16(const PrimExpr& value, std::string* out) {
+  const auto* load = value.as<BufferLoadNode>();
+  if (!load || load->dtype.element_of() != DataType::BFloat(16) || load->indices.size() != 1 ||
+      !kernel_->PackedBf16(load->buffer->data.get())) {
+    return false;
+  }
+  std::string hoisted;
+  if (kernel_->HoistedLane(load, lane_, &hoisted)) return false;
+  std::optional<int64_t> k;
+  const PrimExpr& index = load->indices[0];
+  if (lane_ < 0) {
+    k = AsConstInt(index);
+  } else if (const auto* ramp = index.as<RampNode>()) {
+    auto base = AsConstInt(ramp->base), stride = AsConstInt(ramp->stride);
+    if (base && stride) k = *base + lane_ * *stride;
+  } else if (const auto* b = index.as<BroadcastNode>()) {
+    k = AsConstInt(b->value);
+  }
+  if (!k || *k < 0) return false;
+  std::string word = kernel_->VarRef(load->buffer->data, -1) + "[" + std::to_string(*k / 2) + "]";
+  *out = std::string(*k % 2 ? "tsl_bf16_hi_to_f32(" : "tsl_bf16_lo_to_f32(") + word + ")";
+  return true;
 }
 
 // A Let inside an expression: an immediately called lambda binds the value (per lane for vectors).
@@ -535,7 +571,18 @@ void Kernel::VisitStmt_(const BufferStoreNode* op) {
   Prepare(index);
   std::string ptr = Pointer(op->buffer->data, t.element_of());
   if (t.is_scalar()) {
-    Line(ptr + "[" + Scalar(index) + "] = " + Scalar(op->value) + ";");
+    auto k = AsConstInt(index);
+    if (k && *k >= 0 && PackedBf16(op->buffer->data.get())) {
+      // A whole-word update: a 16-bit store into the word keeps ptxas from packing the array
+      // (73 registers instead of 64 for a LayerNorm row of 64 bfloat16 a thread).
+      std::string word = VarRef(op->buffer->data, -1) + "[" + std::to_string(*k / 2) + "]";
+      std::string bits = "(uint32_t)(" + Scalar(op->value) + ")";
+      Line(word + " = " +
+           (*k % 2 ? "(" + word + " & 0xffffu) | (" + bits + " << 16);"
+                   : "(" + word + " & 0xffff0000u) | " + bits + ";"));
+    } else {
+      Line(ptr + "[" + Scalar(index) + "] = " + Scalar(op->value) + ";");
+    }
     Done();
     return;
   }
@@ -596,6 +643,17 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
   std::string scope = op->buffer_var->storage_scope;
   std::string st = StorageCType(op->dtype);
   auto extent = AsConstInt(op->extents[0]);
+  // ptxas keeps each bfloat16 of a uint16_t register array in a 32-bit register of its own (a
+  // float16 array it packs two to a register): a row of 64 bfloat16 a thread took 94-98 registers
+  // where float16 took 64. Declared as 32-bit words, two to a register again. Accesses other than
+  // the conversions of PackedBf16 go through a uint16_t pointer, as before.
+  int64_t count = extent ? *extent : 0;
+  if (scope == "local" && op->dtype == DataType::BFloat(16) && count > 0 && count % 2 == 0 &&
+      !dyn_offsets_.count(op->buffer_var.get())) {
+    packed_bf16_.insert(op->buffer_var.get());
+    st = "uint32_t";
+    count /= 2;
+  }
   OpenScope();
   Declare(op->buffer_var, VarInfo{st, "", false});
   std::string n = names_.Get(op->buffer_var);
@@ -634,7 +692,7 @@ void Kernel::VisitStmt_(const AllocateNode* op) {
     // A swizzled layout repeats every 8 rows of its swizzle width: its base must be that aligned.
     int64_t align = std::max<int64_t>(16, 8 * transform::SwizzleBytes(op));
     Line(prefix + "__align__(" + std::to_string(align) + ") " + st + " " + n + "[" +
-         std::to_string(*extent) + "];");
+         std::to_string(count) + "];");
   } else {
     CudaUnsupported("an allocation of " + std::string(op->buffer_var->name_hint) + " in scope '" +
                         scope +

@@ -45,6 +45,17 @@ TSL_HELPER uint16_t tsl_f32_to_f16(float x) { return __half_as_ushort(__float2ha
 TSL_HELPER uint16_t tsl_f32_to_bf16(float x) { return __bfloat16_as_ushort(__float2bfloat16_rn(x)); }
 TSL_HELPER uint16_t tsl_f64_to_f16(double x) { return __half_as_ushort(__double2half(x)); }
 TSL_HELPER uint16_t tsl_f64_to_bf16(double x) { return __bfloat16_as_ushort(__double2bfloat16(x)); }
+/* The two bfloat16 of a 32-bit word (a packed register array), low and high half, as floats. */
+TSL_HELPER float tsl_bf16_lo_to_f32(uint32_t w) {
+  float f;
+  asm volatile("shl.b32 %0, %1, 16;" : "=f"(f) : "r"(w));
+  return f;
+}
+TSL_HELPER float tsl_bf16_hi_to_f32(uint32_t w) {
+  float f;
+  asm volatile("and.b32 %0, %1, 0xffff0000;" : "=f"(f) : "r"(w));
+  return f;
+}
 
 /* Programmatic dependent launch (sm_90+); on older GPUs a kernel never starts before its
    predecessor ends, so both are no-ops there. */
