@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -221,8 +222,18 @@ CompiledModule BuildCUDA(const ir::IRModule& mod, const target::Target& target,
   ir::IRModule device_mod(device_funcs);
   ir::IRModule host_mod(host_funcs);
   // An error of a code generator names the statement it was at (a pass's error already does).
+  std::map<std::string, CudaAlignedVariant> variants;
   data.source = ir::CallNamingErrorSpan(
-      [&] { return GenerateCUDA(device_mod, arch, cuda_options.fast_math); });
+      [&] { return GenerateCUDA(device_mod, arch, cuda_options.fast_math, &variants); });
+  for (size_t i = 0, n = data.kernels.size(); i < n; ++i) {
+    auto it = variants.find(data.kernels[i].name);
+    if (it == variants.end()) continue;
+    runtime::CUDAKernelInfo aligned = data.kernels[i];
+    aligned.name = it->second.name;
+    data.kernels[i].aligned_variant = it->second.name;
+    data.kernels[i].aligned_params = it->second.params;
+    data.kernels.push_back(std::move(aligned));
+  }
   n->cuda_source = data.source;
   n->codegen_seconds = SecondsSince(t);
 

@@ -82,6 +82,15 @@ def have_cuda_compiler() -> bool:
     )
 
 
+def without_aligned_variants(cuda_source: str) -> str:
+    """The CUDA source without the `<kernel>_aligned` variants that follow kernels whose wide
+    loads test their alignment (docs/codegen.md), for tests that count what one kernel holds."""
+    import re  # noqa: PLC0415
+
+    return re.sub(r"/\* ---- [^\n]*, pointers aligned ---- \*/\n.*?(?=/\* ---- |\Z)", "",
+                  cuda_source, flags=re.S)
+
+
 def gpu_torch():
     """torch when it is installed and sees a CUDA device, else None."""
     try:

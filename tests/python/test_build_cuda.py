@@ -114,18 +114,54 @@ def test_matmul_runs_on_gpu():
         torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.skipif(gpu_torch() is None, reason="needs a CUDA GPU and torch")
-def test_vectorized_half_copy_runs_on_gpu():
-    """float16 through 16-byte uint4 accesses and float math with one rounding, on the GPU."""
-    torch = gpu_torch()
-    mod = tessel.build("""
+HALF_SCALE = """
 @T.prim_func
 def half_scale(A: T.Buffer((n,), "float16"), B: T.Buffer((n,), "float16")):
     for bx in T.thread_binding(n // 1024, thread="blockIdx.x"):
         for tx in T.thread_binding(128, thread="threadIdx.x"):
             for v in T.vectorized(8):
                 B[bx * 1024 + tx * 8 + v] = A[bx * 1024 + tx * 8 + v] * T.float16(3)
-""", target="cuda")
+"""
+
+
+@needs_compiler
+def test_a_kernel_with_checked_wide_loads_gets_a_variant_for_aligned_pointers():
+    src = tessel.build(HALF_SCALE, target="cuda -arch=sm_90").get_source("cuda")
+    general, aligned = src.split("half_scale_kernel(", 1)[1].split("half_scale_kernel_aligned(")
+    assert "tsl_wide_load<uint4>(A + " in general and "*(const uint4*)(A + " not in general
+    assert "*(const uint4*)(A + " in aligned and "tsl_wide_load" not in aligned
+    assert "tsl_wide_store(B + " in general and "tsl_wide_store(B + " in aligned  # stores: both
+    # No wide load of a parameter, no variant.
+    assert "_aligned(" not in tessel.build(EXP2_MAX, target="cuda -arch=sm_90").get_source("cuda")
+
+
+@pytest.mark.skipif(gpu_torch() is None, reason="needs a CUDA GPU and torch")
+def test_the_launch_picks_the_aligned_variant_only_for_aligned_pointers():
+    torch = gpu_torch()
+    from torch.profiler import ProfilerActivity, profile
+
+    mod = tessel.build(HALF_SCALE, target="cuda")
+    a = torch.randn(8192 + 16, device="cuda", dtype=torch.float16)
+    b = torch.zeros_like(a)
+
+    def launched(x, y):
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            mod["half_scale"](x, y)
+            torch.cuda.synchronize()
+        assert torch.equal(y, x * 3)
+        return sorted({e.name for e in prof.events() if "half_scale" in e.name})
+
+    assert launched(a[:8192], b[:8192]) == ["half_scale_kernel_aligned"]
+    assert launched(a[1:8193], b[:8192]) == ["half_scale_kernel"]  # A 2 bytes past 16
+    # 16 bytes in is aligned; B is only stored, and its stores test their alignment in both.
+    assert launched(a[8:8200], b[1:8193]) == ["half_scale_kernel_aligned"]
+
+
+@pytest.mark.skipif(gpu_torch() is None, reason="needs a CUDA GPU and torch")
+def test_vectorized_half_copy_runs_on_gpu():
+    """float16 through 16-byte uint4 accesses and float math with one rounding, on the GPU."""
+    torch = gpu_torch()
+    mod = tessel.build(HALF_SCALE, target="cuda")
     assert "uint4" in mod.get_source("cuda")
     a = torch.randn(8192, device="cuda", dtype=torch.float16)
     b = torch.empty_like(a)

@@ -72,7 +72,12 @@ def test_cuda_source_has_wide_accesses_and_shuffles(op, which):
     mod = cuda_module(which, op)
     assert sorted(mod.function_names) == sorted(function_name(op, dt) for dt in gen.DTYPES)
     src = mod.get_source("cuda")
-    assert src.count("__global__") == sum(len(dispatch[dt]) for dt in gen.DTYPES)
+    # Each kernel and, after each that loads 16 bytes at a time (all but the scalar ones), its
+    # variant for aligned pointers, which loads A, W and Bias without testing their alignment.
+    kernels = sum(len(dispatch[dt]) for dt in gen.DTYPES)
+    wide = sum(1 for dt in gen.DTYPES for v in dispatch[dt] if v.elems != 0)
+    assert src.count("__global__") == kernels + wide
+    assert src.count("_aligned(") == wide > 0
     for dt in gen.DTYPES:
         for v in dispatch[dt]:
             assert f"__launch_bounds__({v.threads * v.rows})" in src, (dt, v)

@@ -37,6 +37,16 @@
 //       rank     u32     1..5
 //       box      rank * u32, outermost first
 //       tensor   string  the tensor's name, for messages
+//     aligned    string  (version 3) the kernel specialized on aligned pointers ("" = none)
+//     nalign     u32     (version 3) pointer parameters that specialization assumes aligned
+//     align * nalign:
+//       param    u32     index of the kernel parameter (a handle, not a tensor map)
+//       bytes    u32     the alignment it assumes: 2, 4, 8 or 16
+//
+// A kernel with an aligned variant launches that variant instead when every listed pointer
+// (after a tensor's byte_offset) is a multiple of its bytes; the variant has the same parameters
+// and is launched with the same checks. Code generators make the variant where the general kernel
+// tests the alignment of wide loads at run time (docs/codegen.md).
 //
 // A tensor-map parameter takes 1 + 2 * rank launch arguments in place of one: the tensor's address
 // (pointer or tensor), its rank dims and its rank strides in elements, outermost first. The launch
@@ -56,12 +66,13 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessel {
 namespace runtime {
 
-constexpr uint32_t kCUDAModuleFormatVersion = 2;
+constexpr uint32_t kCUDAModuleFormatVersion = 3;
 constexpr const char* kCUDAModuleKind = "tessel_cuda";
 
 // A kernel parameter that is a CUtensorMap made at launch (see the format above).
@@ -90,6 +101,10 @@ struct CUDAKernelInfo {
   bool use_grid_sync = false;  // cooperative launch (grid-wide barrier)
   std::array<uint32_t, 3> cluster_dims = {0, 0, 0};  // {0,0,0}: no cluster attribute
   std::vector<CUDATensorMapParam> tensor_maps;       // by increasing param index
+  // The variant of this kernel to launch when the pointers of `aligned_params` ({param, bytes},
+  // by increasing param) are aligned; "" = none.
+  std::string aligned_variant;
+  std::vector<std::pair<uint32_t, uint32_t>> aligned_params;
 
   bool operator==(const CUDAKernelInfo& other) const;
   bool operator!=(const CUDAKernelInfo& other) const { return !(*this == other); }

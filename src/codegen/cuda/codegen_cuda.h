@@ -8,8 +8,10 @@
 #include <tessel/ir/module.h>
 #include <tessel/ir/op.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/c/codegen_c.h"
@@ -26,8 +28,15 @@ std::string CudaPrelude(bool grid_sync, bool fast_math);
 // The text of one `extern "C" __global__` kernel named `name`. *uses_grid_sync is set when the body
 // calls grid_sync. Its constant shared memory is held to the limit of `arch` ("sm_90"; "" for
 // the most any architecture allows).
+// One kernel. The general kernel tests at run time the alignment of each wide load from a
+// pointer parameter (callers are held only to element alignment); `checked_loads` gets those
+// parameters with the bytes they need ({param, bytes}, by increasing param). With
+// `aligned_params` the kernel assumes them aligned and loads without the test: the variant that
+// the launch picks when the pointers are aligned (include/tessel/runtime/cuda_module.h).
 std::string EmitCudaKernel(const ir::PrimFunc& func, const std::string& name,
-                           const std::string& arch, bool* uses_grid_sync);
+                           const std::string& arch, bool* uses_grid_sync,
+                           bool aligned_params = false,
+                           std::vector<std::pair<uint32_t, uint32_t>>* checked_loads = nullptr);
 
 // The CUDA text of a call of a Hopper builtin (cuda_hopper.cc); `arg(i)` is the emitted text of
 // argument i. ValueError naming `kernel` for operands PTX needs as constants that are not.

@@ -168,11 +168,18 @@ class LaneEmitter : public GpuLaneEmitter {
 
 class Kernel : public GpuKernel {
  public:
-  Kernel(const PrimFunc& func, std::string name, const std::string& arch)
-      : GpuKernel(func, std::move(name)), shared_limit_(SharedLimitOf(arch)) {
+  Kernel(const PrimFunc& func, std::string name, const std::string& arch, bool aligned_params)
+      : GpuKernel(func, std::move(name)),
+        shared_limit_(SharedLimitOf(arch)),
+        aligned_params_(aligned_params) {
     for (const char* r : kCudaReserved) names_.Reserve(r);
     names_.Reserve("tsl_dyn_smem");
+    for (size_t i = 0; i < func->params.size(); ++i) param_index_[func->params[i].get()] = i;
   }
+
+  // The pointer parameters whose wide loads test their alignment at run time, with the most
+  // bytes one load needs, by increasing parameter index (all of them in the aligned variant too).
+  const std::map<uint32_t, uint32_t>& checked_loads() const { return checked_loads_; }
 
   std::string Run(bool* uses_grid_sync);
 
@@ -288,6 +295,10 @@ class Kernel : public GpuKernel {
   // (C name, element count).
   std::unordered_set<const VarNode*> wgmma_accs_;
   std::unordered_set<const VarNode*> packed_bf16_;
+  // Whether this is the variant that assumes aligned pointer parameters (EmitCudaKernel).
+  bool aligned_params_;
+  std::unordered_map<const Object*, uint32_t> param_index_;
+  std::map<uint32_t, uint32_t> checked_loads_;
   std::vector<std::pair<std::string, int64_t>> live_accs_;
 };
 
@@ -503,7 +514,13 @@ void Kernel::Prepare(const PrimExpr& e) {
     std::string tmp = "tsl_v" + std::to_string(++temps_);
     std::string ptr = Pointer(load->buffer->data, load->dtype.element_of());
     std::string addr = ptr + " + " + Scalar(ramp->base);
-    if (KnownAligned(load->buffer)) {
+    auto param = param_index_.find(load->buffer->data.get());
+    bool is_param = param != param_index_.end();
+    if (is_param && !KnownAligned(load->buffer)) {
+      uint32_t& bytes = checked_loads_[param->second];
+      bytes = std::max<uint32_t>(bytes, load->dtype.bytes() * load->dtype.lanes());
+    }
+    if (KnownAligned(load->buffer) || (is_param && aligned_params_)) {
       Line("const " + type + " " + tmp + " = *(const " + type + "*)(" + addr + ");");
     } else {
       Line("const " + type + " " + tmp + " = tsl_wide_load<" + type + ">(" + addr + ");");
@@ -839,9 +856,12 @@ std::string Kernel::Run(bool* uses_grid_sync) {
 }  // namespace
 
 std::string EmitCudaKernel(const PrimFunc& func, const std::string& name, const std::string& arch,
-                           bool* uses_grid_sync) {
-  Kernel k(func, name, arch);
-  return k.Run(uses_grid_sync);
+                           bool* uses_grid_sync, bool aligned_params,
+                           std::vector<std::pair<uint32_t, uint32_t>>* checked_loads) {
+  Kernel k(func, name, arch, aligned_params);
+  std::string text = k.Run(uses_grid_sync);
+  if (checked_loads) checked_loads->assign(k.checked_loads().begin(), k.checked_loads().end());
+  return text;
 }
 
 }  // namespace codegen

@@ -68,6 +68,19 @@ class ScopedContext {
 
 }  // namespace
 
+CUDALauncher::CUDALauncher(CUDAModuleData data) : data_(std::move(data)) {
+  const auto& kernels = data_.kernels;
+  variant_.resize(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    variant_[i] = i;
+    for (size_t j = 0; j < kernels.size(); ++j) {
+      if (!kernels[i].aligned_variant.empty() && kernels[j].name == kernels[i].aligned_variant) {
+        variant_[i] = j;
+      }
+    }
+  }
+}
+
 CUDALauncher::~CUDALauncher() {
   // Unloading at process exit may find the driver shut down already; nothing to do about it then.
   for (auto& dev : owned_) {
@@ -242,8 +255,19 @@ void CUDALauncher::Launch(size_t index, tvm::ffi::PackedArgs args) {
     }
   }
 
+  // The variant that assumes aligned pointers when they are: the general kernel tests the
+  // alignment of each wide load, which costs issue slots and orders the loads (cuda_module.h).
+  size_t run = index;
+  if (variant_[index] != index) {
+    run = variant_[index];
+    for (auto [param, bytes] : info.aligned_params) {
+      uintptr_t p = 0;
+      std::memcpy(&p, &slots[param], sizeof(void*));
+      if (p % bytes != 0) run = index;
+    }
+  }
   DeviceState& dev = Device(static_cast<int>(device_id), name);
-  KernelState& k = dev.kernels[index];
+  KernelState& k = dev.kernels[run];
   for (int i = 0; i < 3; ++i) {
     if (fixed[1 + i] > dev.max_grid[i] || fixed[4 + i] > dev.max_block[i]) {
       bool grid = fixed[1 + i] > dev.max_grid[i];

@@ -27,7 +27,8 @@ void EncodeTensorMap(const CUDATensorMapParam& spec, void* addr, const std::vect
 
 class CUDALauncher : public std::enable_shared_from_this<CUDALauncher> {
  public:
-  explicit CUDALauncher(CUDAModuleData data) : data_(std::move(data)) {}
+  // `data`'s table must be valid (ValidateTable): every aligned variant names a kernel of it.
+  explicit CUDALauncher(CUDAModuleData data);
   ~CUDALauncher();
 
   const CUDAModuleData& data() const { return data_; }
@@ -69,6 +70,7 @@ class CUDALauncher : public std::enable_shared_from_this<CUDALauncher> {
   void RaiseDynSmemLimit(KernelState& k, int bytes, const char* kernel_name);
 
   CUDAModuleData data_;
+  std::vector<size_t> variant_;  // by kernel: the index of its aligned variant, or its own
   std::mutex load_mutex_;
   std::array<std::atomic<DeviceState*>, kMaxDevices> devices_{};
   std::vector<std::unique_ptr<DeviceState>> owned_;  // under load_mutex_

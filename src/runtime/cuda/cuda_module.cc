@@ -73,6 +73,35 @@ void ValidateTable(const std::vector<CUDAKernelInfo>& kernels) {
                                   << t.swizzle << " (rank 1..5, swizzle 0/32/64/128)";
       }
     }
+    if (!k.aligned_variant.empty()) {
+      const CUDAKernelInfo* v = nullptr;
+      for (const CUDAKernelInfo& o : kernels) {
+        if (o.name == k.aligned_variant) v = &o;
+      }
+      if (v == nullptr || v == &k || !v->aligned_variant.empty() ||
+          v->arg_types.size() != k.arg_types.size() || k.aligned_params.empty()) {
+        TVM_FFI_THROW(ValueError) << "tessel_cuda module: kernel " << k.name
+                                  << ": its aligned variant " << k.aligned_variant
+                                  << " is not another kernel of the table with the same "
+                                     "parameter count and no variant of its own, or no "
+                                     "parameter is listed";
+      }
+    }
+    last = 0;
+    for (size_t a = 0; a < k.aligned_params.size(); ++a) {
+      auto [param, bytes] = k.aligned_params[a];
+      bool map = false;
+      for (const CUDATensorMapParam& t : k.tensor_maps) map = map || t.param == param;
+      if (k.aligned_variant.empty() || param >= k.arg_types.size() || (a > 0 && param <= last) ||
+          k.arg_types[param].code != kDLOpaqueHandle || map ||
+          (bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16)) {
+        TVM_FFI_THROW(ValueError) << "tessel_cuda module: kernel " << k.name
+                                  << ": aligned parameter " << param << " (" << bytes
+                                  << " bytes) is not a later pointer parameter aligned to 2, 4, "
+                                     "8 or 16 bytes, or the kernel has no aligned variant";
+      }
+      last = param;
+    }
     const auto& c = k.cluster_dims;
     bool none = c[0] == 0 && c[1] == 0 && c[2] == 0;
     if (!none && (c[0] == 0 || c[1] == 0 || c[2] == 0)) {
@@ -122,7 +151,8 @@ bool CUDATensorMapParam::operator==(const CUDATensorMapParam& o) const {
 bool CUDAKernelInfo::operator==(const CUDAKernelInfo& o) const {
   if (name != o.name || use_pdl != o.use_pdl || use_grid_sync != o.use_grid_sync ||
       cluster_dims != o.cluster_dims || arg_types.size() != o.arg_types.size() ||
-      tensor_maps != o.tensor_maps) {
+      tensor_maps != o.tensor_maps || aligned_variant != o.aligned_variant ||
+      aligned_params != o.aligned_params) {
     return false;
   }
   for (size_t i = 0; i < arg_types.size(); ++i) {
@@ -162,6 +192,12 @@ tvm::ffi::Bytes SaveCUDAModuleBytes(const CUDAModuleData& data) {
       w.U32(static_cast<uint32_t>(t.box.size()));
       for (uint32_t b : t.box) w.U32(b);
       w.Str(t.tensor);
+    }
+    w.Str(k.aligned_variant);
+    w.U32(static_cast<uint32_t>(k.aligned_params.size()));
+    for (auto [param, bytes] : k.aligned_params) {
+      w.U32(param);
+      w.U32(bytes);
     }
   }
   return tvm::ffi::Bytes(w.out());
@@ -241,6 +277,17 @@ CUDAModuleData ParseCUDAModuleBytes(const char* bytes, size_t size) {
       t.tensor = r.Str("a tensor map's tensor name");
       k.tensor_maps.push_back(std::move(t));
     }
+    k.aligned_variant = r.Str("an aligned variant's name");
+    uint32_t nalign = r.U32("the aligned parameter count");
+    if (nalign > k.arg_types.size()) {
+      TVM_FFI_THROW(ValueError) << "tessel_cuda module bytes: kernel " << k.name << " lists "
+                                << nalign << " aligned parameters for " << k.arg_types.size()
+                                << " parameters";
+    }
+    for (uint32_t j = 0; j < nalign; ++j) {
+      uint32_t param = r.U32("an aligned parameter");
+      k.aligned_params.emplace_back(param, r.U32("an aligned parameter"));
+    }
     data.kernels.push_back(std::move(k));
   }
   if (r.left() != 0) {
@@ -264,16 +311,21 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](const tvm::ffi::Bytes& bytes) {
              return CreateCUDAModule(ParseCUDAModuleBytes(bytes.data(), bytes.size()));
            })
-      // The kernel table as [name, nargs, use_pdl, use_grid_sync, [cx, cy, cz]] lists, for tests
-      // and tools that inspect a loaded module without a GPU.
+      // The kernel table as [name, nargs, use_pdl, use_grid_sync, [cx, cy, cz], aligned_variant,
+      // [[param, bytes]...]] lists, for tests and tools that inspect a module without a GPU.
       .def("tessel.runtime.cuda_module_kernels", [](const tvm::ffi::Bytes& bytes) {
         CUDAModuleData data = ParseCUDAModuleBytes(bytes.data(), bytes.size());
         tvm::ffi::Array<tvm::ffi::Any> out;
         for (const CUDAKernelInfo& k : data.kernels) {
+          tvm::ffi::Array<tvm::ffi::Any> aligned;
+          for (auto [param, bytes] : k.aligned_params) {
+            aligned.push_back(tvm::ffi::Array<int64_t>{param, bytes});
+          }
           out.push_back(tvm::ffi::Array<tvm::ffi::Any>{
               tvm::ffi::String(k.name), static_cast<int64_t>(k.arg_types.size()), k.use_pdl,
               k.use_grid_sync,
-              tvm::ffi::Array<int64_t>{k.cluster_dims[0], k.cluster_dims[1], k.cluster_dims[2]}});
+              tvm::ffi::Array<int64_t>{k.cluster_dims[0], k.cluster_dims[1], k.cluster_dims[2]},
+              tvm::ffi::String(k.aligned_variant), aligned});
         }
         return out;
       });

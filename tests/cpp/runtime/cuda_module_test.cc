@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../ir/expect_error.h"
@@ -57,7 +58,12 @@ CUDAModuleData SampleData() {
   map.box = {128, 64};
   map.tensor = "A";
   tma.tensor_maps = {map};
-  d.kernels = {add, pdl, grid, tma};
+  // add_kernel's loads of its two pointers are 16 and 8 bytes wide: its variant assumes them so.
+  CUDAKernelInfo add_aligned = add;
+  add_aligned.name = "add_kernel_aligned";
+  d.kernels = {add, pdl, grid, tma, add_aligned};
+  d.kernels[0].aligned_variant = "add_kernel_aligned";
+  d.kernels[0].aligned_params = {{0, 16}, {1, 8}};
   return d;
 }
 
@@ -81,8 +87,11 @@ TEST(CUDAModule, BytesRoundTripThroughRegisteredLoader) {
   EXPECT_EQ(back.image, d.image);
   EXPECT_EQ(back.arch, "sm_90");
   EXPECT_EQ(back.source, d.source);
-  ASSERT_EQ(back.kernels.size(), 4u);
-  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(back.kernels[i], d.kernels[i]) << i;
+  ASSERT_EQ(back.kernels.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(back.kernels[i], d.kernels[i]) << i;
+  EXPECT_EQ(back.kernels[0].aligned_variant, "add_kernel_aligned");
+  EXPECT_EQ(back.kernels[0].aligned_params,
+            (std::vector<std::pair<uint32_t, uint32_t>>{{0, 16}, {1, 8}}));
   ASSERT_EQ(back.kernels[3].tensor_maps.size(), 1u);
   EXPECT_EQ(back.kernels[3].tensor_maps[0].box, (std::vector<uint32_t>{128, 64}));
   EXPECT_TRUE(back.kernels[2].use_grid_sync);
@@ -108,6 +117,13 @@ TEST(CUDAModule, TableDifferencesAreSeen) {
   EXPECT_EQ(t, u);
   u.tensor_maps[0].swizzle = 64;
   EXPECT_NE(t, u);
+  CUDAKernelInfo v = SampleData().kernels[0];
+  CUDAKernelInfo w = v;
+  w.aligned_params[1].second = 16;
+  EXPECT_NE(v, w);
+  w = v;
+  w.aligned_variant = "other";
+  EXPECT_NE(v, w);
 }
 
 TEST(CUDAModule, FormatIsLittleEndianWithVersion) {
@@ -117,7 +133,7 @@ TEST(CUDAModule, FormatIsLittleEndianWithVersion) {
   std::string s(b.data(), b.size());
   ASSERT_GE(s.size(), 22u);
   EXPECT_EQ(s.substr(0, 8), std::string("TSLCUDA\0", 8));
-  EXPECT_EQ(s.substr(8, 4), std::string("\x02\0\0\0", 4));           // version 2
+  EXPECT_EQ(s.substr(8, 4), std::string("\x03\0\0\0", 4));           // version 3
   EXPECT_EQ(s.substr(12, 8), std::string("\x02\0\0\0\0\0\0\0", 8));  // image length
   EXPECT_EQ(s.substr(20, 2), "AB");
   // magic + version + 3 strings (8-byte lengths) + kernel count.
@@ -141,7 +157,7 @@ TEST(CUDAModule, LoaderRefusesCorruptBytes) {
   std::string v1 = s;
   v1[8] = 1;
   ExpectError([&] { LoadThroughRegistry(tvm::ffi::Bytes(v1)); }, "ValueError",
-              {"format version 1 is not supported", "reads version 2"});
+              {"format version 1 is not supported", "reads version 3"});
   // A huge image length cannot reserve memory before failing.
   std::string huge = s;
   for (int i = 12; i < 20; ++i) huge[i] = '\xff';
@@ -166,6 +182,38 @@ TEST(CUDAModule, InvalidTablesAreRefused) {
   d = SampleData();
   d.kernels[3].tensor_maps[0].swizzle = 48;
   ExpectError([&] { CreateCUDAModule(d); }, "ValueError", {"rank 2 and swizzle 48"});
+  // Aligned variants: another kernel of the table, with the same parameter count, listing pointer
+  // parameters in order with an alignment of 2, 4, 8 or 16 bytes.
+  for (const char* variant : {"missing_kernel", "add_kernel", "grid_kernel_1"}) {
+    d = SampleData();
+    d.kernels[0].aligned_variant = variant;
+    ExpectError([&] { CreateCUDAModule(d); }, "ValueError",
+                {std::string("add_kernel: its aligned variant ") + variant});
+  }
+  d = SampleData();
+  d.kernels[4].aligned_variant = "add_kernel";  // the variant has a variant
+  d.kernels[4].aligned_params = {{0, 16}};
+  ExpectError([&] { CreateCUDAModule(d); }, "ValueError", {"its aligned variant add_kernel"});
+  for (std::pair<uint32_t, uint32_t> bad :
+       {std::pair<uint32_t, uint32_t>{2, 16}, {0, 32}, {5, 4}}) {
+    d = SampleData();
+    d.kernels[0].aligned_params = {bad};
+    ExpectError([&] { SaveCUDAModuleBytes(d); }, "ValueError",
+                {"add_kernel: aligned parameter " + std::to_string(bad.first)});
+  }
+  d = SampleData();
+  d.kernels[0].aligned_params = {{1, 8}, {0, 16}};  // not in order
+  ExpectError([&] { SaveCUDAModuleBytes(d); }, "ValueError", {"aligned parameter 0 (16 bytes)"});
+  d = SampleData();
+  d.kernels.push_back(d.kernels[3]);
+  d.kernels.back().name = "tma_kernel_aligned";
+  d.kernels[3].aligned_variant = "tma_kernel_aligned";  // its param 0 is a tensor map
+  d.kernels[3].aligned_params = {{0, 16}};
+  ExpectError([&] { SaveCUDAModuleBytes(d); }, "ValueError",
+              {"tma_kernel: aligned parameter 0 (16 bytes)"});
+  d = SampleData();
+  d.kernels[0].aligned_params.clear();
+  ExpectError([&] { SaveCUDAModuleBytes(d); }, "ValueError", {"or no parameter is listed"});
 }
 
 // Checks that need no driver: they fail the same on any machine, before the driver is opened.
