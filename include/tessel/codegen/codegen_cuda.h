@@ -37,10 +37,9 @@ namespace codegen {
 // `<symbol>_aligned`: the launch picks it when those pointers are aligned. The test's scalar
 // fallback is predicated into the load stream by ptxas and the wide loads wait behind it
 // (LayerNorm over 2048 rows of 32768 float16 on the H200: 99.5 us, 76.6 us without the test;
-// docs/performance.md). Stores keep their
-// test in both: unchecked, nvcc computed outputs ahead of their stores (bfloat16 softmax at
-// 32768 x 512 threads: 80 registers, not 61). `variants` gets, by kernel symbol, each variant's
-// name and the parameters it assumes aligned.
+// docs/performance.md). Stores keep their test in both: unchecked, nvcc computed outputs ahead of
+// their stores (bfloat16 softmax at 32768 x 512 threads: 80 registers, not 61). `variants` gets,
+// by kernel symbol, each variant's name and the parameters it assumes aligned.
 struct CudaAlignedVariant {
   std::string name;
   std::vector<std::pair<uint32_t, uint32_t>> params;  // {param, bytes}, by increasing param

@@ -27,12 +27,11 @@ std::string CudaPrelude(bool grid_sync, bool fast_math);
 
 // The text of one `extern "C" __global__` kernel named `name`. *uses_grid_sync is set when the body
 // calls grid_sync. Its constant shared memory is held to the limit of `arch` ("sm_90"; "" for
-// the most any architecture allows).
-// One kernel. The general kernel tests at run time the alignment of each wide load from a
-// pointer parameter (callers are held only to element alignment); `checked_loads` gets those
-// parameters with the bytes they need ({param, bytes}, by increasing param). With
-// `aligned_params` the kernel assumes them aligned and loads without the test: the variant that
-// the launch picks when the pointers are aligned (include/tessel/runtime/cuda_module.h).
+// the most any architecture allows). Its wide loads from pointer parameters test their alignment
+// at run time (callers are held only to element alignment); `checked_loads` gets those parameters
+// with the bytes they need ({param, bytes}, by increasing param). With `aligned_params` the kernel
+// assumes them aligned and loads without the test: the variant that the launch picks when the
+// pointers are aligned (include/tessel/runtime/cuda_module.h).
 std::string EmitCudaKernel(const ir::PrimFunc& func, const std::string& name,
                            const std::string& arch, bool* uses_grid_sync,
                            bool aligned_params = false,

@@ -516,11 +516,12 @@ void Kernel::Prepare(const PrimExpr& e) {
     std::string addr = ptr + " + " + Scalar(ramp->base);
     auto param = param_index_.find(load->buffer->data.get());
     bool is_param = param != param_index_.end();
-    if (is_param && !KnownAligned(load->buffer)) {
+    bool known = KnownAligned(load->buffer);
+    if (is_param && !known) {
       uint32_t& bytes = checked_loads_[param->second];
       bytes = std::max<uint32_t>(bytes, load->dtype.bytes() * load->dtype.lanes());
     }
-    if (KnownAligned(load->buffer) || (is_param && aligned_params_)) {
+    if (known || (is_param && aligned_params_)) {
       Line("const " + type + " " + tmp + " = *(const " + type + "*)(" + addr + ");");
     } else {
       Line("const " + type + " " + tmp + " = tsl_wide_load<" + type + ">(" + addr + ");");

@@ -78,13 +78,22 @@ void ValidateTable(const std::vector<CUDAKernelInfo>& kernels) {
       for (const CUDAKernelInfo& o : kernels) {
         if (o.name == k.aligned_variant) v = &o;
       }
-      if (v == nullptr || v == &k || !v->aligned_variant.empty() ||
-          v->arg_types.size() != k.arg_types.size() || k.aligned_params.empty()) {
+      // The launch converts the arguments by this kernel's table entry and runs the variant
+      // with them: it must take the same parameters, tensor maps included.
+      CUDAKernelInfo same;
+      if (v != nullptr) {
+        same = *v;
+        same.name = k.name;
+        same.aligned_variant = k.aligned_variant;
+        same.aligned_params = k.aligned_params;
+      }
+      if (v == nullptr || v == &k || !v->aligned_variant.empty() || same != k ||
+          k.aligned_params.empty()) {
         TVM_FFI_THROW(ValueError) << "tessel_cuda module: kernel " << k.name
                                   << ": its aligned variant " << k.aligned_variant
                                   << " is not another kernel of the table with the same "
-                                     "parameter count and no variant of its own, or no "
-                                     "parameter is listed";
+                                     "parameters and launch attributes and no variant of its "
+                                     "own, or no parameter is listed";
       }
     }
     last = 0;

@@ -191,6 +191,14 @@ TEST(CUDAModule, InvalidTablesAreRefused) {
                 {std::string("add_kernel: its aligned variant ") + variant});
   }
   d = SampleData();
+  d.kernels[4].arg_types[2] = kI64;  // same count, another type
+  ExpectError([&] { CreateCUDAModule(d); }, "ValueError",
+              {"add_kernel: its aligned variant add_kernel_aligned"});
+  d = SampleData();
+  d.kernels[4].use_pdl = true;  // another launch attribute
+  ExpectError([&] { CreateCUDAModule(d); }, "ValueError",
+              {"add_kernel: its aligned variant add_kernel_aligned"});
+  d = SampleData();
   d.kernels[4].aligned_variant = "add_kernel";  // the variant has a variant
   d.kernels[4].aligned_params = {{0, 16}};
   ExpectError([&] { CreateCUDAModule(d); }, "ValueError", {"its aligned variant add_kernel"});
