@@ -186,14 +186,17 @@ String SoftwarePipelinePassName(const target::Target& target) {
   return std::atoi(arch.c_str() + 3) >= 80 ? "SoftwarePipelineAsync" : "SoftwarePipeline";
 }
 
-// The tile lowering for a GPU target: with wgmma and TMA on sm_90a.
+// The tile lowering for a GPU target: T.gemm on mma.sync from sm_80, with wgmma and TMA on sm_90a.
 String LowerTileOpsPassName(const target::Target& target) {
   if (target->kind != "cuda") return "LowerTileOpsGPU";
+  std::string arch;
   try {
-    return CUDAArch(target) == "sm_90a" ? "LowerTileOpsHopper" : "LowerTileOpsGPU";
+    arch = CUDAArch(target);
   } catch (const tvm::ffi::Error&) {
     return "LowerTileOpsGPU";
   }
+  if (arch == "sm_90a") return "LowerTileOpsHopper";
+  return std::atoi(arch.c_str() + 3) >= 80 ? "LowerTileOpsSm80" : "LowerTileOpsGPU";
 }
 
 }  // namespace

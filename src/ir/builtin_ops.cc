@@ -38,6 +38,8 @@ TESSEL_REGISTER_OP("ret").NumInputs(1).Effect(K::kUpdateState);
 TESSEL_REGISTER_OP("tvm_thread_allreduce").Effect(K::kOpaque);
 TESSEL_REGISTER_OP("tvm_storage_sync").NumInputs(1).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_ldmatrix").Effect(K::kOpaque);
+// Opaque: it updates the accumulator it is given by pointer.
+TESSEL_REGISTER_OP("ptx_mma").Effect(K::kOpaque).CallWithDType();
 // GPU synchronization and launch: barriers order memory, so nothing may move across them.
 TESSEL_REGISTER_OP("pdl_trigger").NumInputs(0).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("pdl_sync").NumInputs(0).Effect(K::kOpaque);

@@ -34,7 +34,7 @@ TESSEL_REGISTER_OP("ptx_wgmma_wait_group").NumInputs(1).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_wgmma_desc").NumInputs(4);
 TESSEL_REGISTER_OP("ptx_wgmma_mma_async").NumInputs(8).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_wgmma_mma_async_rs").NumInputs(7).Effect(K::kOpaque);
-// ptx_ldmatrix is TVM's op, registered with the other builtins (builtin_ops.cc).
+// ptx_ldmatrix and ptx_mma are TVM's ops, registered with the other builtins (builtin_ops.cc).
 TESSEL_REGISTER_OP("ptx_stmatrix").NumInputs(6).Effect(K::kOpaque);
 // Pure: a conversion, as free to move or merge as any cast.
 TESSEL_REGISTER_OP("ptx_cvt_pack").NumInputs(3).Effect(K::kPure);
@@ -51,7 +51,7 @@ bool IsHopperBuiltin(const std::string& name) {
          name.rfind("ptx_cp_async", 0) == 0 || name.rfind("ptx_named_barrier_", 0) == 0 ||
          name.rfind("ptx_setmaxnreg_", 0) == 0 || name == "ptx_elect_one_sync" ||
          name.rfind("ptx_wgmma_", 0) == 0 || name == "ptx_ldmatrix" || name == "ptx_stmatrix" ||
-         name.rfind("ptx_tma_", 0) == 0 || name == "ptx_prefetch_tensor_map" ||
+         name == "ptx_mma" || name.rfind("ptx_tma_", 0) == 0 || name == "ptx_prefetch_tensor_map" ||
          name == "ptx_cvt_pack";
 }
 
@@ -69,7 +69,7 @@ bool IsTmaDescriptor(const PrimExpr& e) {
 }
 
 int MinSmVersion(const std::string& name) {
-  if (name.rfind("ptx_cp_async", 0) == 0 || name == "ptx_cvt_pack") return 80;
+  if (name.rfind("ptx_cp_async", 0) == 0 || name == "ptx_cvt_pack" || name == "ptx_mma") return 80;
   if (name == "ptx_ldmatrix") return 75;
   if (name.rfind("ptx_named_barrier_", 0) == 0) return 0;
   return 90;
@@ -174,6 +174,33 @@ std::string CheckHopperCall(const CallNode* op) {
                   StringOf(op, 3, "the type", &type), Pointer(op, 4, "the local pointer"),
                   Pointer(op, 6, "the shared pointer"),
                   type == ".b16" || type.empty() ? "" : name + ": type " + type + " (only .b16)"});
+  }
+  if (name == "ptx_mma") {
+    if (op->args.size() != 13) {
+      return name +
+             ": 13 operands (shape, A_layout, B_layout, A_dtype, B_dtype, C_dtype, a, a_offset, "
+             "b, b_offset, c, c_offset, saturate), got " +
+             std::to_string(op->args.size());
+    }
+    std::string shape, la, lb, ta, tb, tc;
+    e = first({StringOf(op, 0, "the shape", &shape), StringOf(op, 1, "A_layout", &la),
+               StringOf(op, 2, "B_layout", &lb), StringOf(op, 3, "A_dtype", &ta),
+               StringOf(op, 4, "B_dtype", &tb), StringOf(op, 5, "C_dtype", &tc),
+               Pointer(op, 6, "a"), Pointer(op, 8, "b"), Pointer(op, 10, "c"),
+               Constant(op, 12, "saturate", {0}, "only false")});
+    if (!e.empty()) return e;
+    if (shape != "m16n8k16") return name + ": shape \"" + shape + "\" (only m16n8k16)";
+    if (la != "row" || lb != "col") {
+      return name + ": layouts " + la + "." + lb + " (only row.col)";
+    }
+    if ((ta != "fp16" && ta != "bf16") || tb != ta) {
+      return name + ": A and B dtypes " + ta + ", " + tb + " (both fp16 or both bf16)";
+    }
+    if (tc != "fp32") return name + ": C_dtype " + tc + " (only fp32)";
+    if (op->dtype != DataType::Float(32)) {
+      return name + ": the call's dtype is " + op->dtype.str() + " (float32, the accumulator's)";
+    }
+    return "";
   }
   if (name == "ptx_stmatrix") {
     return first({Constant(op, 0, "trans", {0, 1}, "0 or 1"),

@@ -240,7 +240,7 @@ IRModule LowerTileOps(const IRModule& mod, bool gpu, const std::string& arch) {
     PrimFunc out = f;
     if (gpu) {
       Stmt planned = PlanKernels(arch, symbol).VisitStmt(f->body);
-      out.CopyOnWrite()->body = LowerTileKernelsSIMT(planned, symbol);
+      out.CopyOnWrite()->body = LowerTileKernelsSIMT(planned, symbol, arch);
       if (FirstTileConstruct(out)) {
         TVM_FFI_THROW(ValueError) << "LowerTileOps: function '" << symbol
                                   << "': a tile operation outside any T.Kernel; on a GPU it "
@@ -259,6 +259,11 @@ Pass LowerTileOpsPass() {
 
 Pass LowerTileOpsGPUPass() {
   return CreateModulePass([](IRModule m) { return LowerTileOps(m, true); }, 0, "LowerTileOpsGPU");
+}
+
+Pass LowerTileOpsSm80Pass() {
+  return CreateModulePass([](IRModule m) { return LowerTileOps(m, true, "sm_80"); }, 0,
+                          "LowerTileOpsSm80");
 }
 
 Pass LowerTileOpsHopperPass() {

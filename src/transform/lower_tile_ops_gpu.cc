@@ -43,6 +43,7 @@
 
 #include "transform/tile_layout_inference.h"
 #include "transform/tile_lowering.h"
+#include "transform/tile_mma.h"
 
 namespace tessel {
 namespace transform {
@@ -72,7 +73,8 @@ class Simt : public TileLowering {
  public:
   using StmtExprMutator::VisitExpr_;
   using StmtExprMutator::VisitStmt_;
-  using TileLowering::TileLowering;
+  Simt(std::string function, std::string arch)
+      : TileLowering(std::move(function)), arch_(std::move(arch)) {}
 
   Stmt VisitStmt_(const ForNode* op) override {
     if (IsTileKernel(op)) return Kernel(op);
@@ -130,10 +132,12 @@ class Simt : public TileLowering {
     int64_t vec = 1;  // spread fragments: the v of the blocked round-robin distribution
   };
 
-  // A spread distribution: `size` elements of a tile of `shape` in vectors of `vec`.
+  // A spread distribution: `size` elements of a tile of `shape` in vectors of `vec`; blocked
+  // round-robin, or the mma.sync accumulator's (vec 2) when `mma` is set.
   struct Dist {
     std::vector<int64_t> shape;
     int64_t size = 0, vec = 1;
+    std::optional<MmaGrid> mma;
   };
 
   [[noreturn]] void FailAt(const std::string& what) const {
@@ -165,14 +169,20 @@ class Simt : public TileLowering {
     return out;
   }
 
-  Dist DistOf(const Frag& f) const { return Dist{f.shape, f.size, f.vec}; }
+  static Dist RoundRobin(const std::vector<int64_t>& shape, int64_t vec = 1) {
+    return Dist{shape, Size(shape), vec, std::nullopt};
+  }
+  Dist DistOf(const Frag& f) const { return DistOf(f.shape); }
   // The distribution of a T.Parallel nest or tile operation of this shape: that of the spread
   // fragments of the shape.
   Dist DistOf(const std::vector<int64_t>& shape) const {
     auto it = vec_of_shape_.find(shape);
-    return Dist{shape, Size(shape), it == vec_of_shape_.end() ? 1 : it->second};
+    auto mma = mma_of_shape_.find(shape);
+    return Dist{shape, Size(shape), it == vec_of_shape_.end() ? 1 : it->second,
+                mma == mma_of_shape_.end() ? std::nullopt : std::optional<MmaGrid>(mma->second)};
   }
   int64_t Trips(const Dist& d) const {
+    if (d.mma) return d.mma->Vectors();
     return (d.size + d.vec * threads_ - 1) / (d.vec * threads_);
   }
 
@@ -185,6 +195,10 @@ class Simt : public TileLowering {
     Var j("r");
     int64_t trips = Trips(d);
     analyzer_.Bind(j, Range(Int32(0), Int32(trips)), true);
+    if (d.mma) {
+      PrimExpr e0 = tile_lowering::Flat(d.shape, MmaElement(*d.mma, tx_, j, Int32(0)));
+      return For(j, Int32(0), Int32(trips), kind, body(j, mul(j, Int32(d.vec)), e0));
+    }
     PrimExpr e0 = mul(add(mul(j, Int32(threads_)), tx_), Int32(d.vec));
     Stmt s = body(j, mul(j, Int32(d.vec)), e0);
     if (d.size % (d.vec * threads_) != 0) s = IfThenElse(LT(e0, Int32(d.size)), s);
@@ -197,6 +211,7 @@ class Simt : public TileLowering {
   // constant once j's loop is unrolled (a replicated row statistic indexed by it stays in
   // registers).
   Array<PrimExpr> At(const Dist& d, const Var& j, const PrimExpr& e0, const PrimExpr& l) const {
+    if (d.mma) return MmaElement(*d.mma, tx_, j, l);
     int64_t last = d.shape.back(), round = d.vec * threads_;
     Array<PrimExpr> idx;
     if (last % round == 0 && d.shape.size() > 1) {
@@ -298,6 +313,53 @@ class Simt : public TileLowering {
                       }));
   }
 
+  // A copy between memory tiles (tensors, shared tiles): thread t moves vectors t, t + n, ... of v
+  // elements (16 bytes of the wider element type, where the shape allows), each one wide load and
+  // one wide store where both sides' guards allow (global to shared in a T.Pipelined loop: one
+  // 16-byte cp.async), else element by element with a guard each.
+  Stmt CopyMemory(const TileRegion& src, const TileRegion& dst, const std::vector<int64_t>& shape) {
+    DataType t = dst.buffer->dtype,
+             wide = t.bytes() >= src.buffer->dtype.bytes() ? t : src.buffer->dtype;
+    Dist d = RoundRobin(shape, VectorWidth(shape, wide.bytes(), threads_));
+    ForKind kind = Trips(d) <= 32 ? ForKind::kUnrolled : ForKind::kSerial;
+    return Own(d, kind, [&](const Var& j, const PrimExpr&, const PrimExpr& e0) -> Stmt {
+      auto sidx = [&](const PrimExpr& l) { return Add(src.starts, At(d, j, e0, l)); };
+      auto didx = [&](const PrimExpr& l) { return Add(dst.starts, At(d, j, e0, l)); };
+      PrimExpr scond, dcond;
+      Stmt s = VectorLanes(d.vec, wide, [&](const PrimExpr& l) -> Stmt {
+        return BufferStore(dst.buffer, cast(t, BufferLoad(src.buffer, sidx(l))), didx(l));
+      });
+      if (!VectorGuard(src.buffer, sidx(Int32(0)), src.starts[src.starts.size() - 1], d.vec,
+                       &scond) ||
+          !VectorGuard(dst.buffer, didx(Int32(0)), dst.starts[dst.starts.size() - 1], d.vec,
+                       &dcond)) {
+        // A vector that may straddle a tensor's edge (a symbolic row length): whole when both of
+        // its ends are inside both tensors (the code generator and cp.async test the address's
+        // alignment at run time), else lane by lane, each guarded.
+        Stmt lanes = Lanes(d.vec, ForKind::kUnrolled, [&](const PrimExpr& l) {
+          return Store(dst.buffer, didx(l), Load(src.buffer, sidx(l), t));
+        });
+        PrimExpr all;
+        auto need = [&](const PrimExpr& c) {
+          if (c.defined()) all = all.defined() ? And(all, c) : c;
+        };
+        PrimExpr last = Int32(d.vec - 1);
+        need(InBounds(src.buffer, sidx(Int32(0))));
+        need(InBounds(src.buffer, sidx(last)));
+        need(InBounds(dst.buffer, didx(Int32(0))));
+        need(InBounds(dst.buffer, didx(last)));
+        return all.defined() ? IfThenElse(all, s, lanes) : s;
+      }
+      if (scond.defined()) {
+        // Reads outside the tensor give 0.
+        s = IfThenElse(scond, s, VectorLanes(d.vec, wide, [&](const PrimExpr& l) -> Stmt {
+                         return BufferStore(dst.buffer, MakeConst(t, 0), didx(l));
+                       }));
+      }
+      return dcond.defined() ? IfThenElse(dcond, s) : s;
+    });
+  }
+
   // The regions of a tile_copy, squeezed to a common rank and checked to have one shape.
   std::pair<TileRegion, TileRegion> CopyRegions(const CallNode* call) {
     TileRegion src = Region(call, 0), dst = Region(call, 1);
@@ -343,11 +405,11 @@ class Simt : public TileLowering {
                  BufferStore(fd->local, cast(t, v), {k}));
     }
     if (fs && !fs->replicated) return CopySpread(dst, *fs, false);
-    // Into memory from memory or a replicated fragment: each thread stores its share.
-    return Own(Dist{shape, size, 1}, ForKind::kSerial,
+    if (!fs) return CopyMemory(src, dst, shape);
+    // Into memory from a replicated fragment: each thread stores its share.
+    return Own(RoundRobin(shape), ForKind::kSerial,
                [&](const Var&, const PrimExpr&, const PrimExpr& e) {
-                 PrimExpr v = fs ? BufferLoad(fs->local, {e})
-                                 : Load(src.buffer, Add(src.starts, Unflat(e, shape)), t);
+                 PrimExpr v = BufferLoad(fs->local, {e});
                  return Store(dst.buffer, Add(dst.starts, Unflat(e, shape)), cast(t, v));
                });
   }
@@ -370,7 +432,7 @@ class Simt : public TileLowering {
         });
       });
     }
-    return Own(Dist{shape, Size(shape), 1}, ForKind::kSerial,
+    return Own(RoundRobin(shape), ForKind::kSerial,
                [&](const Var&, const PrimExpr&, const PrimExpr& e) {
                  return Store(dst.buffer, Add(dst.starts, Unflat(e, shape)), value);
                });
@@ -406,7 +468,7 @@ class Simt : public TileLowering {
                    });
                  });
     }
-    return Own(Dist{shape, Size(shape), 1}, ForKind::kSerial,
+    return Own(RoundRobin(shape), ForKind::kSerial,
                [&](const Var&, const PrimExpr&, const PrimExpr& e) {
                  PrimExpr v = !o.src ? o.value
                               : fs   ? cast(t, BufferLoad(fs->local, {e}))
@@ -437,7 +499,7 @@ class Simt : public TileLowering {
       Buffer scratch =
           Scratch(std::string(f->logical->name) + "_gemm", f->logical->dtype, r->extents);
       if (f->replicated) {
-        staged.push_back(Own(Dist{f->shape, f->size, 1}, ForKind::kSerial,
+        staged.push_back(Own(RoundRobin(f->shape), ForKind::kSerial,
                              [&](const Var&, const PrimExpr&, const PrimExpr& e) {
                                return BufferStore(scratch, BufferLoad(f->local, {e}),
                                                   Unflat(e, f->shape));
@@ -462,6 +524,19 @@ class Simt : public TileLowering {
     SameExtent(call, tb ? b.extents[1] : b.extents[0], k, "tile_gemm: K of A and B");
     DataType t = c.buffer->dtype;
     Dist d = DistOf(*fc);
+    if (d.mma) {
+      // Operand registers of each k-step, per gemm (MmaAccumulatorShapes checked the operands).
+      std::string name = fc->logical->name;
+      Buffer a_regs =
+          MakeBuffer(name + "_a", DataType::UInt(32), {Int32(d.mma->Mi() * 4)}, "local");
+      Buffer b_regs =
+          MakeBuffer(name + "_b", DataType::UInt(32), {Int32(d.mma->Ni() * 2)}, "local");
+      locals_.push_back(a_regs);
+      locals_.push_back(b_regs);
+      staged.push_back(
+          MmaGemm(*d.mma, a, b, ta, tb, ConstOf(k), clear, fc->local, a_regs, b_regs, tx_));
+      return SeqStmt::Flatten(Array<Stmt>(staged.begin(), staged.end()));
+    }
     staged.push_back(
         Own(d, ForKind::kSerial, [&](const Var& jv, const PrimExpr& reg0, const PrimExpr& e0) {
           return Lanes(d.vec, ForKind::kSerial, [&](const PrimExpr& l) {
@@ -527,6 +602,8 @@ class Simt : public TileLowering {
                      std::to_string(dim));
     }
     if (!fs->replicated && dim + 1 == static_cast<int64_t>(fs->shape.size())) {
+      if (std::optional<MmaGrid> g = DistOf(*fs).mma)
+        return MmaRowReduce(*fs, *fd, *g, kind, clear);
       Stmt fast = RowReduce(*fs, *fd, kind, clear);
       if (fast.defined()) return fast;
     }
@@ -605,7 +682,8 @@ class Simt : public TileLowering {
     Shuffles s;
     int64_t n = threads_, row_len = fs.shape.back();
     s.v = fs.vec;
-    if (fs.replicated || n % 32 != 0 || row_len % s.v != 0) return std::nullopt;
+    // The geometry below is the round-robin one's.
+    if (fs.replicated || DistOf(fs).mma || n % 32 != 0 || row_len % s.v != 0) return std::nullopt;
     s.rows = fs.size / row_len;
     s.w = row_len / s.v;
     s.all = s.w % n == 0;
@@ -721,6 +799,65 @@ class Simt : public TileLowering {
     seq.push_back(finish([&](const PrimExpr& o, int64_t s) {
       return BufferLoad(slots, {add(mul(o, Int32(segments)), Int32(s))});
     }));
+    return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
+  }
+
+  // The reduction over the rows of an mma accumulator fragment fs (tile_mma.h): row 16 mi + 8 h
+  // + lane / 4 of a warp's block lies on the four lanes of a quad, in each of the wn warps of its
+  // grid row. Each thread folds its elements of its 2 MI rows, two xor shuffles combine the quad,
+  // lane 0 of the quad writes one shared slot per row and warp column, and every thread reads the
+  // slots of every row back in the same order (fd is replicated).
+  Stmt MmaRowReduce(const Frag& fs, const Frag& fd, const MmaGrid& g, const std::string& kind,
+                    bool clear) {
+    DataType t = fd.logical->dtype;
+    PrimExpr identity = kind == "sum" ? MakeConst(t, 0) : Extreme(t, kind == "min");
+    int64_t held = 2 * g.Mi(), ni = g.Ni();
+    Buffer part = MakeBuffer(std::string(fs.logical->name) + "_part", t, {Int32(held)}, "local");
+    locals_.push_back(part);
+    Buffer slots = Scratch(std::string(fs.logical->name) + "_slots", t, {Int32(g.m * g.wn)});
+    auto loop = [](const char* name, int64_t extent, const std::function<Stmt(const Var&)>& body) {
+      Var i(name);
+      return For(i, Int32(0), Int32(extent), ForKind::kUnrolled, body(i));
+    };
+    auto combine_into = [&](const Buffer& buf, const PrimExpr& i, const PrimExpr& x) {
+      return BufferStore(buf, Combine(kind, BufferLoad(buf, {i}), x), {i});
+    };
+    std::vector<Stmt> seq;
+    seq.push_back(loop("p", held, [&](const Var& p) { return BufferStore(part, identity, {p}); }));
+    // Vector j = 2 (mi NI + ni) + h is in row p = 2 mi + h.
+    seq.push_back(loop("j", g.Vectors(), [&](const Var& j) {
+      PrimExpr p = add(mul(floordiv(j, Int32(2 * ni)), Int32(2)), floormod(j, Int32(2)));
+      return Lanes(2, ForKind::kUnrolled, [&](const PrimExpr& l) {
+        return combine_into(part, p, cast(t, BufferLoad(fs.local, {add(mul(j, Int32(2)), l)})));
+      });
+    }));
+    seq.push_back(loop("p", held, [&](const Var& p) {
+      std::vector<Stmt> shuffles;
+      for (int64_t x : {1, 2}) {
+        PrimExpr other = Call(t, builtin::shfl_xor(), {BufferLoad(part, {p}), Int32(x), Int32(32)});
+        shuffles.push_back(combine_into(part, p, other));
+      }
+      return SeqStmt::Flatten(Array<Stmt>(shuffles.begin(), shuffles.end()));
+    }));
+    PrimExpr warp = floordiv(tx_, Int32(32)), lane = floormod(tx_, Int32(32));
+    seq.push_back(loop("p", held, [&](const Var& p) {
+      PrimExpr row =
+          add(add(mul(floordiv(warp, Int32(g.wn)), Int32(g.WarpRows())),
+                  add(mul(floordiv(p, Int32(2)), Int32(16)), mul(floormod(p, Int32(2)), Int32(8)))),
+              floordiv(lane, Int32(4)));
+      PrimExpr slot = add(mul(row, Int32(g.wn)), floormod(warp, Int32(g.wn)));
+      return IfThenElse(EQ(floormod(lane, Int32(4)), Int32(0)),
+                        BufferStore(slots, BufferLoad(part, {p}), {slot}));
+    }));
+    Var o("o");
+    std::vector<Stmt> fold;
+    for (int64_t c = 0; c < g.wn; ++c) {
+      PrimExpr v = BufferLoad(slots, {add(mul(o, Int32(g.wn)), Int32(c))});
+      fold.push_back(c == 0 && clear ? BufferStore(fd.local, v, {o})
+                                     : combine_into(fd.local, o, v));
+    }
+    seq.push_back(For(o, Int32(0), Int32(g.m), ForKind::kUnrolled,
+                      SeqStmt::Flatten(Array<Stmt>(fold.begin(), fold.end()))));
     return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
   }
 
@@ -1096,6 +1233,8 @@ class Simt : public TileLowering {
     for (const auto& [shape, bytes] : narrowest) {
       vec_of_shape_[shape] = VectorWidth(shape, bytes, threads_);
     }
+    mma_of_shape_ = MmaAccumulatorShapes(body, fragment_buffers, replicated, threads_, arch_);
+    for (const auto& [shape, grid] : mma_of_shape_) vec_of_shape_[shape] = 2;
     for (const DeclBufferNode* d : fragments) {
       Frag f;
       f.logical = d->buffer;
@@ -1137,6 +1276,7 @@ class Simt : public TileLowering {
     static_scratch_bytes_ = 0;
     locals_.clear();
     vec_of_shape_.clear();
+    mma_of_shape_.clear();
     return s;
   }
 
@@ -1153,12 +1293,14 @@ class Simt : public TileLowering {
   std::unordered_set<const VarNode*> replicated_;  // the fragments of the kernel held whole
   std::vector<Buffer> locals_;                     // per-thread partial results of reductions
   std::map<std::vector<int64_t>, int64_t> vec_of_shape_;
+  std::map<std::vector<int64_t>, MmaGrid> mma_of_shape_;  // shapes spread as mma accumulators
+  std::string arch_;  // CUDA "sm_XX" (mma.sync from sm_80), "" otherwise
 };
 
 }  // namespace
 
-Stmt LowerTileKernelsSIMT(const Stmt& body, const std::string& function) {
-  return Simt(function).VisitStmt(body);
+Stmt LowerTileKernelsSIMT(const Stmt& body, const std::string& function, const std::string& arch) {
+  return Simt(function, arch).VisitStmt(body);
 }
 
 }  // namespace tile_lowering

@@ -26,6 +26,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("VerifyWellFormed", VerifyWellFormedPass);
   RegisterPass("LowerTileOps", LowerTileOpsPass);
   RegisterPass("LowerTileOpsGPU", LowerTileOpsGPUPass);
+  RegisterPass("LowerTileOpsSm80", LowerTileOpsSm80Pass);
   RegisterPass("LowerTileOpsHopper", LowerTileOpsHopperPass);
   RegisterPass("LowerCrossThreadReduction", LowerCrossThreadReductionPass);
   RegisterPass("LowerBlocks", LowerBlocksPass);

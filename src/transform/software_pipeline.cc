@@ -462,7 +462,11 @@ class AsyncCopier : public StmtExprMutator {
     int64_t e = st->buffer->dtype.bytes(), total = *lanes * e;
     for (int64_t c : {16, 8, 4}) {
       if (c < e || total % c != 0) continue;
-      if (!Aligned(d0, c / e) || !Aligned(s0, c / e)) continue;
+      if (!Aligned(d0, c / e)) continue;
+      // A source index not provably aligned (a symbolic row length) is tested at run time, per
+      // thread: the whole address, not just the base.
+      bool index_aligned = Aligned(s0, c / e);
+      if (!index_aligned && c != 16) continue;
       std::vector<Stmt> out;
       for (int64_t o = 0; o < total; o += c) {
         PrimExpr k = MakeConst(d0.dtype(), o / e);
@@ -473,9 +477,12 @@ class AsyncCopier : public StmtExprMutator {
       Stmt async = SeqStmt::Flatten(Array<Stmt>(out.begin(), out.end()));
       if (c == e) return async;
       // The host wrapper holds a caller's buffer to element alignment only (as the CUDA
-      // generator's wide loads, test the base: the same for every thread, so no divergence).
+      // generator's wide loads, test the base: the same for every thread, so no divergence; or
+      // the whole address, where the index is not provably aligned).
       DataType u64 = DataType::UInt(64);
-      PrimExpr base = Call(u64, builtin::reinterpret(), {load->buffer->data});
+      PrimExpr base =
+          Call(u64, builtin::reinterpret(),
+               {index_aligned ? PrimExpr(load->buffer->data) : AddressOf(load->buffer, s0)});
       PrimExpr aligned = eq(floormod(base, MakeConst(u64, c)), MakeConst(u64, int64_t{0}));
       return IfThenElse(aligned, async, GetRef<Stmt>(op));
     }

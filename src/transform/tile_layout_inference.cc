@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "transform/tile_lowering.h"
+#include "transform/tile_mma.h"
 
 namespace tessel {
 namespace transform {
@@ -108,16 +109,26 @@ class Planner {
       if (IsFragment(b)) fragments.push_back(b);
     }
     std::unordered_set<const VarNode*> reduced = ReplicatedFragments(body_, fragments);
+    std::map<std::vector<int64_t>, std::string> no_mma;
+    auto mma = MmaAccumulatorShapes(body_, fragments, reduced, plan_.threads, arch_, &no_mma);
     for (const Buffer& b : tiles_) {
       TileLayoutChoice c;
       c.buffer = b;
+      std::vector<int64_t> shape;
+      for (const PrimExpr& e : b->shape) shape.push_back(ConstOf(e));
       if (IsShared(b)) {
         c.kind = TileLayoutKind::kPlain;
       } else if (reduced.count(b->data.get())) {
         c.kind = TileLayoutKind::kReplicated;
         c.why = "a T.reduce writes it or a T.Parallel reads it whole (ReplicatedFragments)";
+      } else if (mma.count(shape)) {
+        c.kind = TileLayoutKind::kMma;
+        c.grid = mma.at(shape).Text();
+        c.why = "the shape of a T.gemm accumulator";
       } else {
         c.kind = TileLayoutKind::kSpread;
+        if (no_mma.count(shape))
+          c.why = "a T.gemm of this shape cannot use mma.sync: " + no_mma.at(shape);
       }
       plan_.layouts.push_back(c);
     }
@@ -847,6 +858,9 @@ std::string TileLayoutChoice::Text() const {
       break;
     case TileLayoutKind::kWgmmaRows:
       out = "one value per wgmma accumulator row, in the row's four threads";
+      break;
+    case TileLayoutKind::kMma:
+      out = grid;
       break;
     case TileLayoutKind::kSwizzled:
       out = std::to_string(swizzle_bytes) + "-byte swizzle";

@@ -10,7 +10,8 @@
 //   ties to them (same shape, same indices); any other fragment is replicated in every consumer;
 // - "SIMT" otherwise, with the first reason the kernel could not take the path above: the layouts
 //   of src/transform/lower_tile_ops_gpu.cc (fragments spread round-robin, or replicated when a
-//   reduction writes them).
+//   reduction writes them); on sm_80 and later, the fragments of the shape of T.gemm accumulators
+//   that mma.sync can compute get its accumulator layout (src/transform/tile_mma.h).
 // Where two uses would need two layouts for one tile, the plan falls back to SIMT and its reason
 // names both uses with their lines. The InferTileLayouts pass writes each plan on its T.Kernel
 // loop ("tessel.tile_plan", "tessel.tile_layouts"), which TESSEL_DUMP_IR shows.
@@ -38,6 +39,7 @@ enum class TileLayoutKind {
   kReplicated,  // every (consumer) thread holds the whole tile
   kWgmma,       // the wgmma m64nN accumulator, warpgroup w holding rows 64w .. 64w + 63
   kWgmmaRows,   // one value per row of a wgmma accumulator, held by the row's four threads
+  kMma,         // SIMT on sm_80+: the mma.sync accumulator over a grid of warps (tile_mma.h)
   kSwizzled,    // a shared tile, stored with `swizzle_bytes` swizzle
   kPlain,       // a shared tile, row-major
 };
@@ -47,6 +49,7 @@ struct TileLayoutChoice {
   TileLayoutKind kind = TileLayoutKind::kSpread;
   int64_t swizzle_bytes = 0;  // kSwizzled
   int64_t n = 0;              // kWgmma: the accumulator's columns
+  std::string grid;           // kMma: the warp grid (MmaGrid::Text)
   std::string why;            // the use that decided it ("C of T.gemm at line 12")
   std::string Text() const;
 };

@@ -281,8 +281,9 @@ class TileLowering : public StmtExprMutator {
 };
 
 // The SIMT lowering of the T.Kernels of a function body for GPU targets
-// (src/transform/lower_tile_ops_gpu.cc).
-Stmt LowerTileKernelsSIMT(const Stmt& body, const std::string& function);
+// (src/transform/lower_tile_ops_gpu.cc); T.gemm on tensor cores (mma.sync) where CUDA `arch` has
+// them (src/transform/tile_mma.h).
+Stmt LowerTileKernelsSIMT(const Stmt& body, const std::string& function, const std::string& arch);
 
 }  // namespace tile_lowering
 }  // namespace transform

@@ -21,11 +21,17 @@ needs_compiler = pytest.mark.skipif(not have_cuda_compiler(), reason="no NVRTC o
 
 def test_pipeline():
     names = [str(n) for n in get_global_func("tessel.codegen.LowerPipeline")("cuda -arch=sm_90")]
-    assert names[:3] == ["LowerTileOpsGPU", "VerifyWellFormed", "LowerCrossThreadReduction"]
+    assert names[:3] == ["LowerTileOpsSm80", "VerifyWellFormed", "LowerCrossThreadReduction"]
     assert names[3:5] == ["LowerBlocks", "CompactBufferAllocation"]
     assert names[5:7] == ["FlattenBuffer", "SwizzleLayout"]
     assert names[8:10] == ["LowerThreadBinding", "InjectSharedBarriers"]
     assert names[-2:] == ["SplitHostDevice", "Simplify"]
+    # The tile lowering by arch: SIMT before sm_80, T.gemm on mma.sync from sm_80, and the
+    # warp-specialized wgmma form on sm_90a; Metal has SIMT.
+    first = {t: str(get_global_func("tessel.codegen.LowerPipeline")(t)[0])
+             for t in ("cuda -arch=sm_75", "cuda -arch=sm_86", "cuda -arch=sm_90a", "metal")}
+    assert first == {"cuda -arch=sm_75": "LowerTileOpsGPU", "cuda -arch=sm_86": "LowerTileOpsSm80",
+                     "cuda -arch=sm_90a": "LowerTileOpsHopper", "metal": "LowerTileOpsGPU"}
 
 
 @needs_compiler

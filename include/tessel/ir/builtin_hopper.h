@@ -35,6 +35,15 @@
 //   ptx_stmatrix(trans, num, smem_ptr, smem_offset, local_ptr, local_offset)
 //                                           stmatrix.sync.aligned.m8n8.x<num>[.trans].shared.b16:
 //                                           the reverse, from num 32-bit registers; sm_90
+//   ptx_mma(shape, A_layout, B_layout, A_dtype, B_dtype, C_dtype, a, a_offset, b, b_offset, c,
+//           c_offset, saturate)
+//       TVM's op (printed T.ptx_mma("float32", "m16n8k16", ...)): mma.sync.aligned.m16n8k16.row
+//       .col.f32.<ab>.<ab>.f32, c += a * b in place. Only shape "m16n8k16", layouts "row" and
+//       "col", A_dtype = B_dtype "fp16" or "bf16", C_dtype "fp32", saturate false. a, b and c are
+//       "local" buffers (data variables or T.address_of), offsets in their elements: a holds 4
+//       32-bit registers (pairs of 16-bit elements), b 2, c 4 float32. The fragments, for lane l
+//       (g = l / 4, t = l % 4): a = A[g + 8i][2t + 8j + c] at 2 (2j + i) + c, b = B[2t + 8j + c]
+//       [g] at 2j + c, c = C[g + 8i][2t + c] at 2i + c (i, j, c in {0, 1}); sm_80
 //   ptx_cvt_pack(dtype, lo, hi)            uint32: cvt.rn.<dtype>x2.f32, float32 lo and hi rounded
 //                                           to nearest even as dtype ("f16" or "bf16") and packed,
 //                                           lo in the low half (one instruction for two
@@ -102,8 +111,8 @@ bool IsHopperBuiltin(const std::string& name);
 int TmaDescriptorRank(const CallNode* op);
 // Whether `e` is a call of tma_descriptor.
 bool IsTmaDescriptor(const PrimExpr& e);
-// The oldest sm_XX that has it (75 for ldmatrix, 80 for cp.async, 0 for named barriers, 90 for
-// the rest).
+// The oldest sm_XX that has it (75 for ldmatrix, 80 for cp.async and mma, 0 for named barriers,
+// 90 for the rest).
 int MinSmVersion(const std::string& name);
 // Whether it exists only on sm_90a (wgmma, setmaxnreg): built for plain sm_90 it is an error.
 bool NeedsSm90a(const std::string& name);

@@ -51,13 +51,15 @@
 namespace tessel {
 namespace transform {
 
-// `arch`: the CUDA arch of a GPU target ("sm_90a" allows the warp-specialized form), "" for
-// Metal or an arch not known.
+// `arch`: the CUDA arch of a GPU target ("sm_80" and later have mma.sync, "sm_90a" also allows
+// the warp-specialized form), "" for Metal or an arch not known.
 ir::IRModule LowerTileOps(const ir::IRModule& mod, bool gpu, const std::string& arch = "");
-// "LowerTileOps" (the C target), "LowerTileOpsGPU" (CUDA, Metal: layout inference then the SIMT
-// lowering) and "LowerTileOpsHopper" (CUDA sm_90a: also the warp-specialized form).
+// "LowerTileOps" (the C target), "LowerTileOpsGPU" (CUDA before sm_80, Metal: layout inference
+// then the SIMT lowering), "LowerTileOpsSm80" (CUDA sm_80 to sm_90: the same with T.gemm on
+// mma.sync) and "LowerTileOpsHopper" (CUDA sm_90a: also the warp-specialized form).
 Pass LowerTileOpsPass();
 Pass LowerTileOpsGPUPass();
+Pass LowerTileOpsSm80Pass();
 Pass LowerTileOpsHopperPass();
 
 }  // namespace transform

@@ -3,6 +3,7 @@
 // kernels. Operands that PTX takes as immediates (group counts, register counts, the wgmma shape,
 // its types and transposes) must be constants in the IR; anything else is refused here with the
 // kernel's name.
+#include <tessel/ir/builtin.h>
 #include <tessel/ir/builtin_hopper.h>
 #include <tessel/ir/functor.h>
 #include <tessel/transform/split_host_device.h>
@@ -291,6 +292,39 @@ std::string WgmmaHelper(const WgmmaForm& w) {
          "\n      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(scale_d));\n}\n";
 }
 
+// The bytes of an element of what pointer `p` points at: a buffer's data variable or
+// T.address_of(buf[i]).
+int64_t PointeeBytes(const PrimExpr& p) {
+  if (const auto* v = p.as<VarNode>()) {
+    if (v->pointee.bits() > 0) return v->pointee.bytes() * v->pointee.lanes();
+  }
+  const auto* call = p.as<CallNode>();
+  if (call && call->op.same_as(builtin::address_of()) && call->args.size() == 1) {
+    DataType t = call->args[0].dtype();
+    return t.bytes() * t.lanes();
+  }
+  return 1;
+}
+
+// mma.sync m16n8k16 of 16-bit A and B (dtype "fp16" or "bf16") into float32, in place. Not
+// volatile: it reads only its operands, so the compiler may schedule it among the ldmatrix loads.
+std::string MmaName(const CallNode* op) {
+  std::string t = op->args[3].as<StringImmNode>()->value;
+  return "tsl_mma_m16n8k16_" + std::string(t == "fp16" ? "f16" : "bf16");
+}
+
+std::string MmaHelper(const CallNode* op) {
+  std::string t = op->args[3].as<StringImmNode>()->value == "fp16" ? "f16" : "bf16";
+  return "TSL_HELPER void " + MmaName(op) +
+         "(float* d, const uint32_t* a, const uint32_t* b) {\n"
+         "  asm(\"mma.sync.aligned.m16n8k16.row.col.f32." +
+         t + "." + t +
+         ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n"
+         "      : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+         "      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
+         "\"r\"(b[1]));\n}\n";
+}
+
 }  // namespace
 
 std::string EmitHopperCall(const CallNode* op, const std::function<std::string(size_t)>& arg,
@@ -337,6 +371,16 @@ std::string EmitHopperCall(const CallNode* op, const std::function<std::string(s
     std::string smem = "(void*)((uint16_t*)(" + arg(ld ? 6 : 2) + ") + " + arg(ld ? 7 : 3) + ")";
     return std::string(ld ? "tsl_ldmatrix<" : "tsl_stmatrix<") + imm(t + 1) + ", " + imm(t) + ">(" +
            local + ", " + smem + ")";
+  }
+  if (name == "ptx_mma") {
+    // Offsets count elements of each pointer's own type, as in TVM; in bytes here, since a
+    // bfloat16 register array is declared as 32-bit words (cuda_kernel.cc).
+    auto at = [&](size_t p) {
+      return "((char*)(" + arg(p) + ") + (" + arg(p + 1) + ") * " +
+             std::to_string(PointeeBytes(op->args[p])) + ")";
+    };
+    return MmaName(op) + "((float*)" + at(10) + ", (const uint32_t*)" + at(6) +
+           ", (const uint32_t*)" + at(8) + ")";
   }
   if (name == "ptx_tma_load" || name == "ptx_tma_store") {
     bool load = name == "ptx_tma_load";
@@ -385,6 +429,12 @@ std::string HopperPrelude(const IRModule& mod) {
         int rank = static_cast<int>(call->args.size()) - (load ? 3 : 2);
         shaped.emplace(std::string(load ? "~tma_load" : "~tma_store") + std::to_string(rank),
                        TmaHelper(load, rank));
+        return;
+      }
+      if (name == "ptx_mma") {
+        std::string error = CheckHopperCall(call);
+        if (!error.empty()) CudaUnsupported(error, kv.first);
+        shaped.emplace(MmaName(call), MmaHelper(call));
         return;
       }
       if (name == "ptx_wgmma_mma_async" || name == "ptx_wgmma_mma_async_rs") {
