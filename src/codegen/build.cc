@@ -215,6 +215,7 @@ std::vector<String> LowerPipeline(const target::Target& target) {
             "InjectSharedBarriers",
             SoftwarePipelinePassName(target),
             "VectorizeLoop",
+            "SwizzleLayoutLate",
             "UnrollLoop",
             "LowerIntrinsics",
             "SplitHostDevice",

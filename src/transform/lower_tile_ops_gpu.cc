@@ -34,6 +34,7 @@
 #include <tessel/ir/substitute.h>
 #include <tessel/transform/lower_tile_ops.h>
 #include <tessel/transform/software_pipeline.h>
+#include <tessel/transform/swizzle_layout.h>
 
 #include <algorithm>
 #include <map>
@@ -1250,6 +1251,8 @@ class Simt : public TileLowering {
     in_kernel_ = true;
     Stmt lowered = VisitStmt(body);
     in_kernel_ = false;
+    std::map<const VarNode*, int64_t> swizzled =
+        MmaSwizzledTiles(body, fragment_buffers, mma_of_shape_);
     std::vector<Buffer> locals = locals_;
     for (const DeclBufferNode* d : fragments)
       locals.push_back(frags_.at(d->buffer->data.get()).local);
@@ -1262,7 +1265,21 @@ class Simt : public TileLowering {
     for (const Buffer& b : scratch_) {
       s = Allocate(b->data, b->dtype, b->shape, MakeConst(DataType::Bool(), 1), DeclBuffer(b, s));
     }
-    for (auto it = outer.rbegin(); it != outer.rend(); ++it) s = WithBody(*it, s);
+    for (auto it = outer.rbegin(); it != outer.rend(); ++it) {
+      const auto* a = it->as<AllocateNode>();
+      auto sw = a ? swizzled.find(a->buffer_var.get()) : swizzled.end();
+      if (sw == swizzled.end()) {
+        s = WithBody(*it, s);
+        continue;
+      }
+      // Indexed logically until SwizzleLayoutLate, after InjectSharedBarriers and
+      // SoftwarePipeline have reasoned about the logical indices (the XOR is a bijection, so
+      // two accesses meet in one layout exactly when they meet in the other).
+      Map<String, Any> ann = a->annotations;
+      ann.Set("tessel.swizzle_bytes", sw->second);
+      ann.Set(kSwizzleLateAttr, true);
+      s = WithSpan(Allocate(a->buffer_var, a->dtype, a->extents, a->condition, s, ann), a->span);
+    }
     for (size_t i = blocks.size(); i-- > 0;) {
       Map<String, Any> ann = blocks[i]->annotations;
       ann.erase("tessel.tile_kernel");

@@ -33,6 +33,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   RegisterPass("CompactBufferAllocation", CompactBufferAllocationPass);
   RegisterPass("FlattenBuffer", FlattenBufferPass);
   RegisterPass("SwizzleLayout", SwizzleLayoutPass);
+  RegisterPass("SwizzleLayoutLate", SwizzleLayoutLatePass);
   RegisterPass("Simplify", [] {
     return CreateModulePass([](IRModule mod) { return Simplify(mod); }, 1, "Simplify");
   });

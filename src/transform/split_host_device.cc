@@ -9,6 +9,7 @@
 #include <tessel/transform/host_facts.h>
 #include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/split_host_device.h>
+#include <tessel/transform/swizzle_layout.h>
 #include <tvm/ffi/extra/structural_equal.h>
 
 #include <algorithm>
@@ -539,9 +540,10 @@ DynamicSharedLayoutInfo DynamicSharedLayout(const PrimFunc& device_func) {
   arith::Analyzer analyzer;
   DynamicSharedLayoutInfo info;
   PrimExpr end = Int32(0);
-  auto align = [&](const PrimExpr& e) {
-    PrimExpr c15 = MakeConst(e.dtype(), 15), c16 = MakeConst(e.dtype(), 16);
-    return analyzer.Simplify(mul(floordiv(add(e, c15), c16), c16));
+  // 16 bytes, or a swizzled buffer's atom (8 rows of its swizzle).
+  auto align = [&](const PrimExpr& e, int64_t to) {
+    PrimExpr up = MakeConst(e.dtype(), to - 1), a = MakeConst(e.dtype(), to);
+    return analyzer.Simplify(mul(floordiv(add(e, up), a), a));
   };
   struct V : StmtExprVisitor {
     std::vector<const AllocateNode*> allocs;
@@ -565,7 +567,7 @@ DynamicSharedLayoutInfo DynamicSharedLayout(const PrimFunc& device_func) {
                                      "size must be known at launch";
       }
     });
-    PrimExpr offset = align(end);
+    PrimExpr offset = align(end, std::max<int64_t>(16, 8 * SwizzleBytes(a)));
     if (offset.dtype() != bytes.dtype()) {
       DataType t = offset.dtype().bits() >= bytes.dtype().bits() ? offset.dtype() : bytes.dtype();
       offset = cast(t, offset);
@@ -574,7 +576,7 @@ DynamicSharedLayoutInfo DynamicSharedLayout(const PrimFunc& device_func) {
     info.allocations.push_back({a->buffer_var, offset, bytes});
     end = analyzer.Simplify(add(offset, bytes));
   }
-  info.total_bytes = align(end);
+  info.total_bytes = align(end, 16);
   return info;
 }
 

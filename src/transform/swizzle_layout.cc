@@ -24,6 +24,13 @@ int64_t SwizzleBytes(const AllocateNode* alloc) {
 
 namespace {
 
+bool IsLate(const AllocateNode* alloc) {
+  auto it = alloc->annotations.find(kSwizzleLateAttr);
+  if (it == alloc->annotations.end()) return false;
+  auto v = (*it).second.try_cast<bool>();
+  return v && *v;
+}
+
 int Log2(int64_t v) {
   int k = 0;
   while ((int64_t{1} << k) < v) ++k;
@@ -45,13 +52,14 @@ namespace {
 
 class Swizzler : public StmtExprMutator {
  public:
-  explicit Swizzler(std::string function) : function_(std::move(function)) {}
+  Swizzler(std::string function, bool late) : function_(std::move(function)), late_(late) {}
   using StmtExprMutator::VisitExpr_;
   using StmtExprMutator::VisitStmt_;
 
   Stmt VisitStmt_(const AllocateNode* op) override {
     int64_t bytes = SwizzleBytes(op);
-    if (bytes == 0) return StmtExprMutator::VisitStmt_(op);
+    if (bytes != 0) declared_[op->buffer_var.get()] = bytes;
+    if (bytes == 0 || IsLate(op) != late_) return StmtExprMutator::VisitStmt_(op);
     std::string name = op->buffer_var->name_hint;
     if (bytes != 32 && bytes != 64 && bytes != 128) {
       Fail("allocation " + name + ": tessel.swizzle_bytes must be 32, 64 or 128");
@@ -92,8 +100,8 @@ class Swizzler : public StmtExprMutator {
       }
       auto mode = AsConstInt(op->args[3]);
       if (load && mode) {
-        auto it = swizzle_.find(load->buffer->data.get());
-        int64_t layout = it == swizzle_.end() ? 0 : it->second;
+        auto it = declared_.find(load->buffer->data.get());
+        int64_t layout = it == declared_.end() ? 0 : it->second;
         if (layout != *mode) {
           Fail("ptx_wgmma_desc of " + std::string(load->buffer->name) + " says swizzle " +
                std::to_string(*mode) + ", but the buffer is allocated with " +
@@ -121,9 +129,10 @@ class Swizzler : public StmtExprMutator {
     if (idx.dtype().lanes() == 1) return Swizzle(idx, e, bytes);
     const auto* ramp = idx.as<RampNode>();
     auto stride = ramp ? AsConstInt(ramp->stride) : std::nullopt;
+    // Lanes that divide the chunk, from a multiple of their count, stay in one chunk.
     int64_t chunk = 16 / e;
-    if (ramp && stride && *stride == 1 && ramp->lanes * e <= 16 &&
-        analyzer_.CanProve(EQ(floormod(ramp->base, MakeConst(ramp->base.dtype(), chunk)),
+    if (ramp && stride && *stride == 1 && ramp->lanes * e <= 16 && chunk % ramp->lanes == 0 &&
+        analyzer_.CanProve(EQ(floormod(ramp->base, MakeConst(ramp->base.dtype(), ramp->lanes)),
                               MakeConst(ramp->base.dtype(), int64_t{0})))) {
       return Ramp(Swizzle(ramp->base, e, bytes), ramp->stride, ramp->lanes);
     }
@@ -132,24 +141,28 @@ class Swizzler : public StmtExprMutator {
   }
 
   std::string function_;
-  std::unordered_map<const VarNode*, int64_t> swizzle_;
+  bool late_;
+  std::unordered_map<const VarNode*, int64_t> swizzle_;    // rewritten by this run
+  std::unordered_map<const VarNode*, int64_t> declared_;  // every swizzled allocation
   arith::Analyzer analyzer_;
 };
 
-bool HasSwizzle(const PrimFunc& f) {
+bool HasSwizzle(const PrimFunc& f, bool late) {
   bool found = false;
   PostOrderVisit(f->body, [&](const ObjectRef& n) {
-    if (const auto* a = n.as<AllocateNode>()) found = found || SwizzleBytes(a) != 0;
+    if (const auto* a = n.as<AllocateNode>()) {
+      found = found || (SwizzleBytes(a) != 0 && IsLate(a) == late);
+    }
   });
   return found;
 }
 
 }  // namespace
 
-PrimFunc SwizzleLayout(const PrimFunc& func) {
-  if (!HasSwizzle(func)) return func;
+PrimFunc SwizzleLayout(const PrimFunc& func, bool late) {
+  if (!HasSwizzle(func, late)) return func;
   std::string name = func.GetGlobalSymbol().value_or("<unnamed>");
-  Swizzler s(name);
+  Swizzler s(name, late);
   return WithBody(func, s.VisitStmt(func->body));
 }
 
@@ -159,6 +172,11 @@ IRModule SwizzleLayout(const IRModule& mod) {
 
 Pass SwizzleLayoutPass() {
   return CreatePrimFuncPass([](PrimFunc f) { return SwizzleLayout(f); }, 0, "SwizzleLayout");
+}
+
+Pass SwizzleLayoutLatePass() {
+  return CreatePrimFuncPass([](PrimFunc f) { return SwizzleLayout(f, true); }, 0,
+                            "SwizzleLayoutLate");
 }
 
 }  // namespace transform

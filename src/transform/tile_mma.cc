@@ -157,6 +157,35 @@ std::map<std::vector<int64_t>, MmaGrid> MmaAccumulatorShapes(
   return ok;
 }
 
+std::map<const VarNode*, int64_t> MmaSwizzledTiles(
+    const Stmt& body, const std::vector<Buffer>& fragments,
+    const std::map<std::vector<int64_t>, MmaGrid>& mma) {
+  std::map<const VarNode*, int64_t> out;
+  PostOrderVisit(body, [&](const ObjectRef& node) {
+    const auto* call = node.as<CallNode>();
+    auto op = call ? call->op.as<Op>() : std::nullopt;
+    if (!op || (*op)->name != "tile_gemm" || call->args.size() < 6) return;
+    auto c = AsTileRegion(call->args[2]);
+    const Buffer* fc = c ? Among(fragments, c->buffer) : nullptr;
+    if (!fc) return;
+    std::vector<int64_t> shape;
+    for (const PrimExpr& e : (*fc)->shape) shape.push_back(ConstOf(e));
+    if (!mma.count(shape)) return;
+    for (size_t i : {0, 1}) {
+      auto r = AsTileRegion(call->args[i]);
+      if (!r || Among(fragments, r->buffer) || r->buffer->shape.size() != 2) continue;
+      DataType t = r->buffer->dtype;
+      int64_t rows = ConstOf(r->buffer->shape[0]), row_bytes = ConstOf(r->buffer->shape[1]) * 2;
+      if (t.bytes() != 2 || t.lanes() != 1 || rows < 1 || row_bytes < 32) continue;
+      if (row_bytes != 32 && row_bytes != 64 && row_bytes % 128 != 0) continue;
+      int64_t swizzle = std::min<int64_t>(row_bytes, 128);
+      if (rows * row_bytes % (8 * swizzle) != 0) continue;
+      out[r->buffer->data.get()] = swizzle;
+    }
+  });
+  return out;
+}
+
 Array<PrimExpr> MmaElement(const MmaGrid& g, const PrimExpr& tx, const PrimExpr& j,
                            const PrimExpr& l) {
   PrimExpr warp = floordiv(tx, Int32(32)), lane = floormod(tx, Int32(32));

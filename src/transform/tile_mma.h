@@ -64,6 +64,16 @@ std::map<std::vector<int64_t>, MmaGrid> MmaAccumulatorShapes(
     const std::unordered_set<const ir::VarNode*>& replicated, int64_t threads,
     const std::string& arch, std::map<std::vector<int64_t>, std::string>* why_not = nullptr);
 
+// The shared tiles that T.gemm calls on mma.sync (accumulators of a shape in `mma`) read as A or
+// B, by their data variable, with the swizzle they are stored with (SwizzleLayoutLate, see
+// include/tessel/transform/swizzle_layout.h): 2-D 16-bit tiles with rows of 32 or 64 bytes or a
+// multiple of 128 get that swizzle (128 for the wider), when the tile is a whole number of its
+// 8-row atoms. The 8 rows one ldmatrix phase reads at one 16-byte column then lie in 8
+// different bank groups (2 ways for rows of 256 bytes and more, read transposed).
+std::map<const ir::VarNode*, int64_t> MmaSwizzledTiles(
+    const ir::Stmt& body, const std::vector<ir::Buffer>& fragments,
+    const std::map<std::vector<int64_t>, MmaGrid>& mma);
+
 // The tile indices (row, column) of lane l of vector j of thread tx.
 ir::Array<ir::PrimExpr> MmaElement(const MmaGrid& g, const ir::PrimExpr& tx, const ir::PrimExpr& j,
                                    const ir::PrimExpr& l);

@@ -215,3 +215,14 @@ def test_an_epilogue_over_the_mma_accumulator_matches_torch():
     mod["gemm"](a, b, c, bias)
     ref = torch.relu(a.float() @ b.float() * 2) + bias
     torch.testing.assert_close(c.float(), ref.half().float(), rtol=2e-2, atol=1e-1)
+
+
+def test_operand_tiles_are_swizzled_after_the_barriers():
+    # A_s (128 x 32): rows of 64 bytes, the 64-byte swizzle; B_s (32 x 128): rows of 256 bytes, the
+    # 128-byte one; both deferred to SwizzleLayoutLate, so InjectSharedBarriers and the pipeline
+    # see logical indices and the copies stay 16-byte cp.async.
+    text = planned(gemm_text())
+    assert text.count('"tessel.swizzle_late": True') == 2
+    assert '"tessel.swizzle_bytes": 64' in text and '"tessel.swizzle_bytes": 128' in text
+    src = tessel.build(gemm_text(), target="cuda -arch=sm_80").get_source("cuda")
+    assert re.search(r"tsl_cp_async<16>\(\(\(void\*\)\(A_s \+ \(\(int32_t\)\(.* \^ ", src)

@@ -9,7 +9,7 @@
 // it. Afterwards:
 // - every scalar access of such a buffer goes through the formula above;
 // - a vector access present when the pass runs (a Ramp of stride 1) stays one vector access when it
-//   lies in one 16-byte chunk (lanes * e <= 16 and its start provably a multiple of the chunk):
+//   lies in one 16-byte chunk (lanes dividing the chunk, its start provably a multiple of them):
 //   the XOR moves whole chunks; any other vector access is a ValueError naming the buffer. A loop
 //   vectorized later (VectorizeLoop runs after this pass) cannot see through the XOR and is
 //   emitted lane by lane;
@@ -18,6 +18,12 @@
 // - the element size is at most 16 bytes and a power of two (ValueError otherwise).
 // The allocation's base must be aligned to the atom (8 * S bytes); the CUDA generator declares
 // such arrays so.
+//
+// An allocation also annotated {"tessel.swizzle_late": True} is left to SwizzleLayoutLate, which
+// the GPU pipelines run after VectorizeLoop: InjectSharedBarriers and SoftwarePipeline then see
+// its logical indices (the SIMT tile lowering's ldmatrix operands, src/transform/tile_mma.h, whose
+// cooperative stores those passes must see as one per thread), and the loops are vector accesses
+// (Ramps) by the time the formula applies, each kept whole when it lies in one chunk.
 #ifndef TESSEL_TRANSFORM_SWIZZLE_LAYOUT_H_
 #define TESSEL_TRANSFORM_SWIZZLE_LAYOUT_H_
 
@@ -27,10 +33,16 @@
 namespace tessel {
 namespace transform {
 
-ir::PrimFunc SwizzleLayout(const ir::PrimFunc& func);
+// The annotation that defers an allocation's swizzle to SwizzleLayoutLate.
+constexpr const char* kSwizzleLateAttr = "tessel.swizzle_late";
+
+// `late`: the allocations annotated kSwizzleLateAttr, else all others.
+ir::PrimFunc SwizzleLayout(const ir::PrimFunc& func, bool late = false);
 ir::IRModule SwizzleLayout(const ir::IRModule& mod);
-// The registered pass "SwizzleLayout" (after FlattenBuffer).
+// The registered passes "SwizzleLayout" (after FlattenBuffer) and "SwizzleLayoutLate" (after
+// VectorizeLoop).
 Pass SwizzleLayoutPass();
+Pass SwizzleLayoutLatePass();
 
 // The swizzle of an allocation (its "tessel.swizzle_bytes"), 0 when it has none.
 int64_t SwizzleBytes(const ir::AllocateNode* alloc);
