@@ -428,6 +428,27 @@ class AsyncCopier : public StmtExprMutator {
            load->buffer->dtype == st->buffer->dtype && st->indices.size() == 1 &&
            load->indices.size() == 1;
   }
+  // `index` without its terms that are provably multiples of `elems`: the address of the rest is
+  // aligned exactly when the whole one is, and it no longer moves with the loop (ko * 32), so
+  // the compiler tests it once.
+  PrimExpr Unaligned(const PrimExpr& index, int64_t elems) {
+    std::vector<PrimExpr> terms;
+    std::function<void(const PrimExpr&)> split = [&](const PrimExpr& e) {
+      if (const auto* a = e.as<AddNode>()) {
+        split(a->a);
+        split(a->b);
+      } else {
+        terms.push_back(e);
+      }
+    };
+    split(index);
+    PrimExpr rest;
+    for (const PrimExpr& t : terms) {
+      if (Aligned(t, elems)) continue;
+      rest = rest.defined() ? add(rest, t) : t;
+    }
+    return rest.defined() ? rest : MakeConst(index.dtype(), int64_t{0});
+  }
   bool Aligned(const PrimExpr& index, int64_t elems) {
     if (elems == 1) return true;
     DataType t = index.dtype();
@@ -480,9 +501,9 @@ class AsyncCopier : public StmtExprMutator {
       // generator's wide loads, test the base: the same for every thread, so no divergence; or
       // the whole address, where the index is not provably aligned).
       DataType u64 = DataType::UInt(64);
-      PrimExpr base =
-          Call(u64, builtin::reinterpret(),
-               {index_aligned ? PrimExpr(load->buffer->data) : AddressOf(load->buffer, s0)});
+      PrimExpr base = Call(u64, builtin::reinterpret(),
+                           {index_aligned ? PrimExpr(load->buffer->data)
+                                          : AddressOf(load->buffer, Unaligned(s0, c / e))});
       PrimExpr aligned = eq(floormod(base, MakeConst(u64, c)), MakeConst(u64, int64_t{0}));
       return IfThenElse(aligned, async, GetRef<Stmt>(op));
     }

@@ -7,8 +7,10 @@
 #include <tessel/transform/swizzle_layout.h>
 #include <tvm/ffi/error.h>
 
+#include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace tessel {
 namespace transform {
@@ -118,8 +120,29 @@ class Swizzler : public StmtExprMutator {
     TVM_FFI_UNREACHABLE();
   }
 
+  // The formula reads and changes only the bits of f below its atom (8 rows of `bytes`), so the
+  // terms of f that are multiples of the atom (a pipeline stage's offset) are added outside it:
+  // the swizzled part then no longer depends on the stage, and the compiler computes it once.
   PrimExpr Swizzle(const PrimExpr& f, int64_t elem_bytes, int64_t bytes) {
-    return SwizzledElement(f, elem_bytes, bytes);
+    DataType t = f.dtype();
+    PrimExpr atom = MakeConst(t, 8 * bytes / elem_bytes), zero = MakeConst(t, int64_t{0});
+    std::vector<PrimExpr> terms;
+    std::function<void(const PrimExpr&)> split = [&](const PrimExpr& e) {
+      if (const auto* a = e.as<AddNode>()) {
+        split(a->a);
+        split(a->b);
+      } else {
+        terms.push_back(e);
+      }
+    };
+    split(f);
+    PrimExpr outer, inner;
+    for (const PrimExpr& e : terms) {
+      PrimExpr& into = analyzer_.CanProve(EQ(floormod(e, atom), zero)) ? outer : inner;
+      into = into.defined() ? add(into, e) : e;
+    }
+    if (!outer.defined() || !inner.defined()) return SwizzledElement(f, elem_bytes, bytes);
+    return add(outer, SwizzledElement(inner, elem_bytes, bytes));
   }
 
   PrimExpr Index(const Buffer& buf, const Array<PrimExpr>& indices, int64_t bytes) {
@@ -142,7 +165,7 @@ class Swizzler : public StmtExprMutator {
 
   std::string function_;
   bool late_;
-  std::unordered_map<const VarNode*, int64_t> swizzle_;    // rewritten by this run
+  std::unordered_map<const VarNode*, int64_t> swizzle_;   // rewritten by this run
   std::unordered_map<const VarNode*, int64_t> declared_;  // every swizzled allocation
   arith::Analyzer analyzer_;
 };
