@@ -6,12 +6,15 @@
 #include "transform/tile_mma.h"
 
 #include <tessel/arith/analyzer.h>
+#include <tessel/arith/int_eval.h>
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
+#include <tvm/ffi/reflection/registry.h>
 
 #include <cstdlib>
 #include <functional>
+#include <unordered_map>
 
 #include "transform/tile_lowering.h"
 
@@ -279,6 +282,27 @@ Stmt MmaGemm(const MmaGrid& g, const TileRegion& a, const TileRegion& b, bool tr
     return SeqStmt::Flatten(Array<Stmt>(step.begin(), step.end()));
   }));
   return SeqStmt::Flatten(Array<Stmt>(seq.begin(), seq.end()));
+}
+
+// For tests: the grid ChooseMmaGrid picks ([wm, wn], or [] when none fits), and the element of
+// register `reg` of thread `tx` in the accumulator of that grid.
+TVM_FFI_STATIC_INIT_BLOCK() {
+  tvm::ffi::reflection::GlobalDef()
+      .def("tessel.tile.ChooseMmaGrid",
+           [](int64_t m, int64_t n, int64_t threads) {
+             std::optional<MmaGrid> g = ChooseMmaGrid(m, n, threads);
+             return g ? Array<int64_t>{g->wm, g->wn} : Array<int64_t>{};
+           })
+      .def("tessel.tile.MmaElement",
+           [](int64_t m, int64_t n, int64_t threads, int64_t tx, int64_t reg) {
+             std::optional<MmaGrid> g = ChooseMmaGrid(m, n, threads);
+             if (!g) TVM_FFI_THROW(ValueError) << "no mma grid for " << m << " x " << n;
+             Var t("t"), j("j"), l("l");
+             Array<PrimExpr> at = MmaElement(*g, t, j, l);
+             std::unordered_map<const VarNode*, int64_t> env{
+                 {t.get(), tx}, {j.get(), reg / 2}, {l.get(), reg % 2}};
+             return Array<int64_t>{*arith::EvalInt(at[0], env), *arith::EvalInt(at[1], env)};
+           });
 }
 
 }  // namespace tile_lowering

@@ -147,3 +147,29 @@ def test_a_wgmma_descriptor_must_name_the_buffers_swizzle():
     src = tessel.build(WGMMA_DESC.replace("MODE", "128"), target="cuda -arch=sm_90a").get_source(
         "cuda")
     assert "__shared__ __align__(1024) uint16_t a_data[8192];" in src
+
+
+# Four "stages" of 1024 elements (a multiple of every atom for 2-byte elements), written with the
+# stage as one term and read back transposed: the stage's term is added outside the XOR.
+STAGED = """
+@T.prim_func
+def staged(A: T.Buffer((4, 32, 32), "float16"), B: T.Buffer((4, 32, 32), "float16")):
+    T.func_attr({"global_symbol": "staged"})
+    s_data = T.allocate([4096], "float16", "global", annotations={"tessel.swizzle_bytes": SWIZZLE})
+    s = T.decl_buffer((4096,), "float16", data=s_data)
+    for k, i, j in T.grid(4, 32, 32):
+        s[k * 1024 + i * 32 + j] = A[k, i, j]
+    for k, i, j in T.grid(4, 32, 32):
+        B[k, i, j] = s[k * 1024 + j * 32 + i]
+"""
+
+
+@pytest.mark.parametrize("swizzle", [32, 64, 128])
+def test_a_term_of_whole_atoms_stays_outside_the_xor(swizzle):
+    text = STAGED.replace("SWIZZLE", str(swizzle))
+    lowered = str(lower(text))
+    assert "s[k * 1024 + (" in lowered, lowered
+    a = (np.arange(4096) % 251).reshape(4, 32, 32).astype("float16")
+    b = np.zeros_like(a)
+    tessel.build(text)["staged"](*(tvm_ffi.from_dlpack(x) for x in (a, b)))
+    np.testing.assert_array_equal(b, a.transpose(0, 2, 1))

@@ -226,3 +226,38 @@ def test_operand_tiles_are_swizzled_after_the_barriers():
     assert '"tessel.swizzle_bytes": 64' in text and '"tessel.swizzle_bytes": 128' in text
     src = tessel.build(gemm_text(), target="cuda -arch=sm_80").get_source("cuda")
     assert re.search(r"tsl_cp_async<16>\(\(\(void\*\)\(A_s \+ \(\(int32_t\)\(.* \^ ", src)
+
+
+@pytest.mark.parametrize("m,n,threads,grid", [
+    (16, 8, 32, [1, 1]), (128, 128, 128, [2, 2]), (64, 128, 256, [2, 4]), (128, 256, 256, [2, 4]),
+    (16, 24, 32, [1, 1]), (32, 32, 64, [1, 2]), (256, 32, 128, [4, 1]),
+])
+def test_the_mma_accumulator_is_a_bijection_of_ptx_tiles(m, n, threads, grid):
+    # Every (thread, register) names one element, every element is named once, a warp's elements
+    # lie in its block of the grid, and inside each 16 x 8 tile lane and register are PTX's m16n8
+    # C fragment (tile.mma_accumulator, checked against the ISA's table in test_tile_layout.py).
+    from tessel import tile
+
+    assert list(tvm_ffi.get_global_func("tessel.tile.ChooseMmaGrid")(m, n, threads)) == grid
+    element = tvm_ffi.get_global_func("tessel.tile.MmaElement")
+    ptx = tile.mma_accumulator()
+    wm, wn = grid
+    regs = m * n // threads
+    seen = set()
+    for t in range(threads):
+        warp, lane = divmod(t, 32)
+        for r in range(regs):
+            i, j = element(m, n, threads, t, r)
+            assert 0 <= i < m and 0 <= j < n
+            assert i // (m // wm) == warp // wn and j // (n // wn) == warp % wn
+            assert ptx.at(i % 16, j % 8) == (lane, r % 4)
+            seen.add((i, j))
+    assert len(seen) == m * n
+
+
+def test_no_grid_is_chosen_where_none_fits():
+    choose = tvm_ffi.get_global_func("tessel.tile.ChooseMmaGrid")
+    # Two warps cannot split one 16 x 8 tile; 24 rows are not whole 16-row tiles; three warps
+    # divide neither 128 rows into 16-row blocks nor 128 columns into 8-column ones.
+    assert list(choose(16, 8, 64)) == [] and list(choose(24, 8, 32)) == []
+    assert list(choose(128, 128, 96)) == [] and list(choose(128, 128, 100)) == []
