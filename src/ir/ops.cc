@@ -121,6 +121,22 @@ bool FitsInDType(DataType t, i128 v) {
   return v >= t.min_int() && v <= t.max_int();
 }
 
+std::pair<PrimExpr, PrimExpr> PartitionTerms(const PrimExpr& e,
+                                             const std::function<bool(const PrimExpr&)>& pick) {
+  PrimExpr picked, rest;
+  std::function<void(const PrimExpr&)> walk = [&](const PrimExpr& x) {
+    if (const auto* a = x.as<AddNode>()) {
+      walk(a->a);
+      walk(a->b);
+      return;
+    }
+    PrimExpr& into = pick(x) ? picked : rest;
+    into = into.defined() ? add(into, x) : x;
+  };
+  walk(e);
+  return {picked, rest};
+}
+
 int64_t WrapToDType(DataType t, i128 v) {
   if (t.is_bool()) return v != 0;
   int bits = t.bits();

@@ -432,21 +432,8 @@ class AsyncCopier : public StmtExprMutator {
   // aligned exactly when the whole one is, and it no longer moves with the loop (ko * 32), so
   // the compiler tests it once.
   PrimExpr Unaligned(const PrimExpr& index, int64_t elems) {
-    std::vector<PrimExpr> terms;
-    std::function<void(const PrimExpr&)> split = [&](const PrimExpr& e) {
-      if (const auto* a = e.as<AddNode>()) {
-        split(a->a);
-        split(a->b);
-      } else {
-        terms.push_back(e);
-      }
-    };
-    split(index);
-    PrimExpr rest;
-    for (const PrimExpr& t : terms) {
-      if (Aligned(t, elems)) continue;
-      rest = rest.defined() ? add(rest, t) : t;
-    }
+    PrimExpr rest =
+        PartitionTerms(index, [&](const PrimExpr& t) { return Aligned(t, elems); }).second;
     return rest.defined() ? rest : MakeConst(index.dtype(), int64_t{0});
   }
   bool Aligned(const PrimExpr& index, int64_t elems) {

@@ -126,21 +126,8 @@ class Swizzler : public StmtExprMutator {
   PrimExpr Swizzle(const PrimExpr& f, int64_t elem_bytes, int64_t bytes) {
     DataType t = f.dtype();
     PrimExpr atom = MakeConst(t, 8 * bytes / elem_bytes), zero = MakeConst(t, int64_t{0});
-    std::vector<PrimExpr> terms;
-    std::function<void(const PrimExpr&)> split = [&](const PrimExpr& e) {
-      if (const auto* a = e.as<AddNode>()) {
-        split(a->a);
-        split(a->b);
-      } else {
-        terms.push_back(e);
-      }
-    };
-    split(f);
-    PrimExpr outer, inner;
-    for (const PrimExpr& e : terms) {
-      PrimExpr& into = analyzer_.CanProve(EQ(floormod(e, atom), zero)) ? outer : inner;
-      into = into.defined() ? add(into, e) : e;
-    }
+    auto [outer, inner] = PartitionTerms(
+        f, [&](const PrimExpr& e) { return analyzer_.CanProve(EQ(floormod(e, atom), zero)); });
     if (!outer.defined() || !inner.defined()) return SwizzledElement(f, elem_bytes, bytes);
     return add(outer, SwizzledElement(inner, elem_bytes, bytes));
   }

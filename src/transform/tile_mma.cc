@@ -131,13 +131,12 @@ std::string MmaGemmWhyNot(const CallNode* call, const std::vector<Buffer>& fragm
   return "";
 }
 
-std::map<std::vector<int64_t>, MmaGrid> MmaAccumulatorShapes(
+namespace {
+
+// fn(call, shape of C) for each tile_gemm of `body` whose C is one of `fragments`.
+void ForEachFragmentGemm(
     const Stmt& body, const std::vector<Buffer>& fragments,
-    const std::unordered_set<const VarNode*>& replicated, int64_t threads, const std::string& arch,
-    std::map<std::vector<int64_t>, std::string>* why_not) {
-  std::map<std::vector<int64_t>, MmaGrid> ok;
-  if (!HasMmaSync(arch)) return ok;
-  std::map<std::vector<int64_t>, std::string> bad;
+    const std::function<void(const CallNode*, const std::vector<int64_t>&)>& fn) {
   PostOrderVisit(body, [&](const ObjectRef& node) {
     const auto* call = node.as<CallNode>();
     auto op = call ? call->op.as<Op>() : std::nullopt;
@@ -147,14 +146,29 @@ std::map<std::vector<int64_t>, MmaGrid> MmaAccumulatorShapes(
     if (!fc) return;
     std::vector<int64_t> shape;
     for (const PrimExpr& e : (*fc)->shape) shape.push_back(ConstOf(e));
-    MmaGrid g;
-    std::string why = MmaGemmWhyNot(call, fragments, replicated, threads, &g);
-    if (why.empty()) {
-      ok[shape] = g;
-    } else {
-      bad.emplace(shape, why);
-    }
+    fn(call, shape);
   });
+}
+
+}  // namespace
+
+std::map<std::vector<int64_t>, MmaGrid> MmaAccumulatorShapes(
+    const Stmt& body, const std::vector<Buffer>& fragments,
+    const std::unordered_set<const VarNode*>& replicated, int64_t threads, const std::string& arch,
+    std::map<std::vector<int64_t>, std::string>* why_not) {
+  std::map<std::vector<int64_t>, MmaGrid> ok;
+  if (!HasMmaSync(arch)) return ok;
+  std::map<std::vector<int64_t>, std::string> bad;
+  ForEachFragmentGemm(body, fragments,
+                      [&](const CallNode* call, const std::vector<int64_t>& shape) {
+                        MmaGrid g;
+                        std::string why = MmaGemmWhyNot(call, fragments, replicated, threads, &g);
+                        if (why.empty()) {
+                          ok[shape] = g;
+                        } else {
+                          bad.emplace(shape, why);
+                        }
+                      });
   for (const auto& [shape, why] : bad) ok.erase(shape);
   if (why_not) *why_not = bad;
   return ok;
@@ -164,28 +178,21 @@ std::map<const VarNode*, int64_t> MmaSwizzledTiles(
     const Stmt& body, const std::vector<Buffer>& fragments,
     const std::map<std::vector<int64_t>, MmaGrid>& mma) {
   std::map<const VarNode*, int64_t> out;
-  PostOrderVisit(body, [&](const ObjectRef& node) {
-    const auto* call = node.as<CallNode>();
-    auto op = call ? call->op.as<Op>() : std::nullopt;
-    if (!op || (*op)->name != "tile_gemm" || call->args.size() < 6) return;
-    auto c = AsTileRegion(call->args[2]);
-    const Buffer* fc = c ? Among(fragments, c->buffer) : nullptr;
-    if (!fc) return;
-    std::vector<int64_t> shape;
-    for (const PrimExpr& e : (*fc)->shape) shape.push_back(ConstOf(e));
-    if (!mma.count(shape)) return;
-    for (size_t i : {0, 1}) {
-      auto r = AsTileRegion(call->args[i]);
-      if (!r || Among(fragments, r->buffer) || r->buffer->shape.size() != 2) continue;
-      DataType t = r->buffer->dtype;
-      int64_t rows = ConstOf(r->buffer->shape[0]), row_bytes = ConstOf(r->buffer->shape[1]) * 2;
-      if (t.bytes() != 2 || t.lanes() != 1 || rows < 1 || row_bytes < 32) continue;
-      if (row_bytes != 32 && row_bytes != 64 && row_bytes % 128 != 0) continue;
-      int64_t swizzle = std::min<int64_t>(row_bytes, 128);
-      if (rows * row_bytes % (8 * swizzle) != 0) continue;
-      out[r->buffer->data.get()] = swizzle;
-    }
-  });
+  ForEachFragmentGemm(
+      body, fragments, [&](const CallNode* call, const std::vector<int64_t>& shape) {
+        if (!mma.count(shape)) return;
+        for (size_t i : {0, 1}) {
+          auto r = AsTileRegion(call->args[i]);
+          if (!r || Among(fragments, r->buffer) || r->buffer->shape.size() != 2) continue;
+          DataType t = r->buffer->dtype;
+          int64_t rows = ConstOf(r->buffer->shape[0]), row_bytes = ConstOf(r->buffer->shape[1]) * 2;
+          if (t.bytes() != 2 || t.lanes() != 1 || rows < 1 || row_bytes < 32) continue;
+          if (row_bytes != 32 && row_bytes != 64 && row_bytes % 128 != 0) continue;
+          int64_t swizzle = std::min<int64_t>(row_bytes, 128);
+          if (rows * row_bytes % (8 * swizzle) != 0) continue;
+          out[r->buffer->data.get()] = swizzle;
+        }
+      });
   return out;
 }
 

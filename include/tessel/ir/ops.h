@@ -12,6 +12,9 @@
 
 #include <tessel/ir/expr.h>
 
+#include <functional>
+#include <utility>
+
 namespace tessel {
 namespace ir {
 
@@ -46,6 +49,11 @@ PrimExpr bitwise_and(PrimExpr a, PrimExpr b);
 PrimExpr bitwise_or(PrimExpr a, PrimExpr b);
 PrimExpr bitwise_xor(PrimExpr a, PrimExpr b);
 PrimExpr bitwise_not(PrimExpr a);
+
+// The terms of the nested Adds of `e` for which `pick` holds, summed, and the others, summed; each
+// undefined when there is none (e itself is one term when it is not an Add).
+std::pair<PrimExpr, PrimExpr> PartitionTerms(const PrimExpr& e,
+                                             const std::function<bool(const PrimExpr&)>& pick);
 
 // Wraps v to the range of the integer dtype t (two's complement); bool gives v != 0.
 int64_t WrapToDType(DataType t, __int128 v);
