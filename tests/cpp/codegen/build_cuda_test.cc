@@ -51,12 +51,17 @@ tvm::ffi::Tensor FakeCUDA(int64_t n) {
 TEST(BuildCUDA, PipelineNames) {
   auto names = codegen::LowerPipeline(target::Target::Parse("cuda -arch=sm_90"));
   std::vector<std::string> got(names.begin(), names.end());
-  EXPECT_EQ(got,
-            (std::vector<std::string>{
-                "LowerTileOpsGPU", "VerifyWellFormed", "LowerCrossThreadReduction", "LowerBlocks",
-                "CompactBufferAllocation", "FlattenBuffer", "SwizzleLayout", "Simplify",
-                "LowerThreadBinding", "InjectSharedBarriers", "SoftwarePipelineAsync",
-                "VectorizeLoop", "UnrollLoop", "LowerIntrinsics", "SplitHostDevice", "Simplify"}));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "LowerTileOpsSm80", "VerifyWellFormed", "LowerCrossThreadReduction",
+                     "LowerBlocks", "CompactBufferAllocation", "FlattenBuffer", "SwizzleLayout",
+                     "Simplify", "LowerThreadBinding", "InjectSharedBarriers",
+                     "SoftwarePipelineAsync", "VectorizeLoop", "SwizzleLayoutLate", "UnrollLoop",
+                     "LowerIntrinsics", "SplitHostDevice", "Simplify"}));
+  // The tile lowering by arch: SIMT before sm_80, mma.sync from sm_80, wgmma on sm_90a.
+  EXPECT_EQ(std::string(codegen::LowerPipeline(target::Target::Parse("cuda -arch=sm_75"))[0]),
+            "LowerTileOpsGPU");
+  EXPECT_EQ(std::string(codegen::LowerPipeline(target::Target::Parse("cuda -arch=sm_90a"))[0]),
+            "LowerTileOpsHopper");
 }
 
 TEST(BuildCUDA, BuildsAndLoadsWithoutAGpu) {
