@@ -1,5 +1,6 @@
 // The first GPU lowering of tile programs (contract in include/tessel/transform/lower_tile_ops.h):
-// plain SIMT code, correct on any GPU, no tensor cores yet.
+// SIMT code, correct on any GPU; on CUDA sm_80 and later T.gemm runs on mma.sync where it can
+// (src/transform/tile_mma.h).
 //
 // Inside each T.Kernel, a threadIdx.x loop of the kernel's thread count n runs the body. Shared
 // tiles stay where they are, above that loop. A fragment is spread over the threads in vectors of
@@ -10,14 +11,17 @@
 // one shape, and every T.Parallel nest of that shape, has the same distribution. A fragment that a
 // reduction writes is replicated instead: every thread holds all of it, so that any thread can
 // read any row statistic. Then:
-// - copies between memory tiles (global, shared) are cooperative: thread t moves elements t, t + n,
-//   ...; a copy into or out of a spread fragment moves each thread's own vectors, as a vectorized
+// - copies between memory tiles (global, shared) are cooperative: thread t moves vectors t, t + n,
+//   ... of 16 bytes (CopyMemory); a copy into or out of a spread fragment moves each thread's own
+//   vectors, as a vectorized
 //   loop (16-byte accesses) under one guard per vector when the tensor's last extent and the
 //   region's start there are multiples of v, else element by element with a guard each;
 //   InjectSharedBarriers (later in the pipeline) puts the barriers between a copy into shared
 //   memory and its readers;
 // - T.gemm computes each thread's own elements of C (a spread fragment) as dot products over shared
-//   or global A and B;
+//   or global A and B; where mma.sync can run it, C's shape takes the mma accumulator layout
+//   instead (tile_mma.h), the gemm becomes ldmatrix + mma.sync, and a reduction over the rows of
+//   such a fragment goes by quad shuffles and one shared slot per row and warp column;
 // - a reduction over the last axis of a spread fragment whose rows each lie on an aligned group of
 //   threads (all n, or n / k groups of a row's vectors) goes by warp shuffles: each thread reduces
 //   its own elements of each row it holds, shuffles combine the lanes of a group within a warp,
@@ -842,10 +846,9 @@ class Simt : public TileLowering {
     }));
     PrimExpr warp = floordiv(tx_, Int32(32)), lane = floormod(tx_, Int32(32));
     seq.push_back(loop("p", held, [&](const Var& p) {
-      PrimExpr row =
-          add(add(mul(floordiv(warp, Int32(g.wn)), Int32(g.WarpRows())),
-                  add(mul(floordiv(p, Int32(2)), Int32(16)), mul(floormod(p, Int32(2)), Int32(8)))),
-              floordiv(lane, Int32(4)));
+      // Row p = 2 mi + h is that of vector 2 (mi NI) + h.
+      PrimExpr first = add(mul(floordiv(p, Int32(2)), Int32(2 * ni)), floormod(p, Int32(2)));
+      PrimExpr row = MmaElement(g, tx_, first, Int32(0))[0];
       PrimExpr slot = add(mul(row, Int32(g.wn)), floormod(warp, Int32(g.wn)));
       return IfThenElse(EQ(floormod(lane, Int32(4)), Int32(0)),
                         BufferStore(slots, BufferLoad(part, {p}), {slot}));

@@ -7,10 +7,8 @@
 #include <tessel/transform/swizzle_layout.h>
 #include <tvm/ffi/error.h>
 
-#include <functional>
 #include <string>
 #include <unordered_map>
-#include <vector>
 
 namespace tessel {
 namespace transform {

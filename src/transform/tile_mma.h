@@ -80,8 +80,9 @@ ir::Array<ir::PrimExpr> MmaElement(const MmaGrid& g, const ir::PrimExpr& tx, con
 
 // C += A B (A^T / B^T where asked) as ldmatrix + mma.sync steps for thread tx, C the thread's
 // registers `acc` (float32, 2 Vectors()); `a_regs` (4 Mi()) and `b_regs` (2 Ni()) are uint32
-// "local" buffers for the operand fragments. A and B are 16-bit shared tiles, regions of K x
-// ... as MmaGemmWhyNot accepted. Clears acc first when `clear`.
+// "local" buffers for the operand fragments. A and B are the 16-bit shared-tile regions that
+// MmaGemmWhyNot accepted (fragments already staged into shared scratch tiles), K their common
+// extent. Clears acc first when `clear`.
 ir::Stmt MmaGemm(const MmaGrid& g, const ir::TileRegion& a, const ir::TileRegion& b, bool trans_a,
                  bool trans_b, int64_t k, bool clear, const ir::Buffer& acc,
                  const ir::Buffer& a_regs, const ir::Buffer& b_regs, const ir::PrimExpr& tx);

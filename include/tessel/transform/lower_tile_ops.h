@@ -28,8 +28,9 @@
 //   directly inside it) are ordinary loops, the outermost parallel; T.Parallel loops are serial
 //   (their annotation goes). Allocations keep their scopes ("shared.dyn", "local.fragment"): the
 //   C generator gives every scope the same storage.
-// The SIMT lowering (every GPU target), correct on any GPU and without
-// tensor cores (src/transform/lower_tile_ops_gpu.cc says how each operation is spread over the
+// The SIMT lowering (every GPU target), correct on any GPU; tensor cores (mma.sync) for T.gemm on
+// CUDA sm_80 and later where the operands fit (src/transform/tile_mma.h), plain dot products
+// otherwise (src/transform/lower_tile_ops_gpu.cc says how each operation is spread over the
 // T.Kernel's threads): a threadIdx.x loop of the kernel's thread count runs the body, fragments
 // become per-thread registers (spread round-robin, or replicated when a reduction writes them),
 // shared tiles are copied cooperatively (InjectSharedBarriers places the barriers), and a
