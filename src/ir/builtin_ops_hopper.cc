@@ -20,7 +20,8 @@ TESSEL_REGISTER_OP("ptx_mbarrier_try_wait").NumInputs(2).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_mbarrier_wait").NumInputs(2).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_fence_mbarrier_init").NumInputs(0).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_fence_proxy_async").NumInputs(0).Effect(K::kOpaque);
-TESSEL_REGISTER_OP("ptx_cp_async").NumInputs(3).Effect(K::kOpaque);
+// (dst, src, bytes) or (dst, src, bytes, in_bounds): zeros where in_bounds is false.
+TESSEL_REGISTER_OP("ptx_cp_async").Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_cp_async_commit_group").NumInputs(0).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_cp_async_wait_group").NumInputs(1).Effect(K::kOpaque);
 TESSEL_REGISTER_OP("ptx_named_barrier_sync").NumInputs(2).Effect(K::kOpaque);
@@ -140,8 +141,16 @@ std::string CheckHopperCall(const CallNode* op) {
     return "";
   }
   if (name == "ptx_cp_async") {
-    return first({Pointer(op, 0, "the destination"), Pointer(op, 1, "the source"),
-                  Constant(op, 2, "the byte count", {4, 8, 16}, "4, 8 or 16")});
+    if (op->args.size() != 3 && op->args.size() != 4) {
+      return name + ": takes (dst, src, bytes) or (dst, src, bytes, in_bounds), not " +
+             std::to_string(op->args.size()) + " operands";
+    }
+    e = first({Pointer(op, 0, "the destination"), Pointer(op, 1, "the source"),
+               Constant(op, 2, "the byte count", {4, 8, 16}, "4, 8 or 16")});
+    if (e.empty() && op->args.size() == 4 && !op->args[3].dtype().is_bool()) {
+      return name + ": in_bounds must be a boolean, not " + op->args[3].dtype().str();
+    }
+    return e;
   }
   if (name == "ptx_cp_async_wait_group" || name == "ptx_wgmma_wait_group") {
     return Constant(op, 0, "the group count", Values(0, 7, 1), "0..7");

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "transform/tile_divisible.h"
 #include "transform/tile_layout_inference.h"
 #include "transform/tile_lowering.h"
 
@@ -209,7 +210,11 @@ class PlanKernels : public StmtExprMutator {
   Stmt VisitStmt_(const ForNode* op) override {
     if (!IsTileKernel(op)) return StmtExprMutator::VisitStmt_(op);
     TileKernelPlan plan = PlanTileKernel(op, arch_);
-    if (!plan.warp_specialized) return Annotated(op, DescribePlan(plan));
+    if (!plan.warp_specialized) {
+      Stmt simt = Annotated(op, DescribePlan(plan));
+      // cp.async (sm_80 on) moves whole 16-byte vectors only: worth a copy of the kernel.
+      return arch_.empty() ? simt : SpecializeDivisible(simt.as<ForNode>());
+    }
     Stmt fast = LowerTileKernelHopper(op, plan, function_);
     Map<String, Any> fallback;
     fallback.Set("tessel.tile_plan",

@@ -44,6 +44,7 @@
 #include <tessel/ir/builtin.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
+#include <tessel/ir/substitute.h>
 #include <tessel/transform/lower_thread_binding.h>
 #include <tessel/transform/pass.h>
 #include <tessel/transform/software_pipeline.h>
@@ -375,6 +376,19 @@ class AsyncCopier : public StmtExprMutator {
     return StmtExprMutator::VisitStmt_(op);
   }
 
+  // `if c: copy else: zeros into the same elements` (the SIMT lowering's guarded vector) whose
+  // copy becomes cp.async: one cp.async with src-size 0 where c fails, so the zeros land with the
+  // group and the copy needs no branch.
+  Stmt VisitStmt_(const IfThenElseNode* op) override {
+    Stmt then = VisitStmt(op->then_case);
+    if (!op->else_case) return IfThenElse(op->condition, then);
+    Stmt els = VisitStmt(*op->else_case);
+    if (ZeroesOfCopy(op->then_case, *op->else_case)) {
+      if (auto z = ZeroFilled(then, op->condition, els)) return *z;
+    }
+    return IfThenElse(op->condition, then, els);
+  }
+
   Stmt VisitStmt_(const BufferStoreNode* op) override {
     if (auto g = GuardedLoad(op->value)) {
       Stmt copy = BufferStore(op->buffer, g->second, op->indices);
@@ -422,6 +436,60 @@ class AsyncCopier : public StmtExprMutator {
     }
     if (!call->args[1].as<BufferLoadNode>() || !IsZero(call->args[2])) return std::nullopt;
     return std::make_pair(call->args[0], call->args[1]);
+  }
+  // Whether `zeros` stores zero into exactly the elements copy `copy` writes: one store each,
+  // alone or as the body of loops of one range (any kind), at equal indices.
+  bool ZeroesOfCopy(const Stmt& copy, const Stmt& zeros) const {
+    const Stmt *a = &copy, *b = &zeros;
+    VarMap vmap;
+    while (const auto* la = a->as<ForNode>()) {
+      const auto* lb = b->as<ForNode>();
+      if (!lb || !analyzer_->CanProveEqual(la->min, lb->min) ||
+          !analyzer_->CanProveEqual(la->extent, lb->extent)) {
+        return false;
+      }
+      vmap[lb->loop_var.get()] = la->loop_var;
+      a = &la->body;
+      b = &lb->body;
+    }
+    const auto* sa = a->as<BufferStoreNode>();
+    const auto* sb = b->as<BufferStoreNode>();
+    if (!sa || !sb || b->as<ForNode>() || !sa->value.as<BufferLoadNode>() || !IsZero(sb->value) ||
+        !sa->buffer->data.same_as(sb->buffer->data) || sa->indices.size() != sb->indices.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < sa->indices.size(); ++i) {
+      if (!analyzer_->CanProveEqual(sa->indices[i], Substitute(sb->indices[i], vmap))) return false;
+    }
+    return true;
+  }
+  // The cp.async statements of `async` (what the copier made of a copy) each taking `in_bounds`
+  // as its src-size predicate; under a run-time alignment test, its else branch (the plain copy)
+  // keeps `if in_bounds: copy else: zeros`. None when `async` is anything else.
+  static std::optional<Stmt> ZeroFilled(const Stmt& async, const PrimExpr& in_bounds,
+                                        const Stmt& zeros) {
+    if (const auto* ite = async.as<IfThenElseNode>()) {
+      if (!ite->else_case) return std::nullopt;
+      auto fast = ZeroFilled(ite->then_case, in_bounds, zeros);
+      if (!fast) return std::nullopt;
+      return IfThenElse(ite->condition, *fast, IfThenElse(in_bounds, *ite->else_case, zeros));
+    }
+    std::vector<Stmt> parts;
+    if (const auto* seq = async.as<SeqStmtNode>()) {
+      parts.assign(seq->seq.begin(), seq->seq.end());
+    } else {
+      parts.push_back(async);
+    }
+    for (Stmt& part : parts) {
+      const auto* ev = part.as<EvaluateNode>();
+      const auto* call = ev ? ev->value.as<CallNode>() : nullptr;
+      if (!call || !call->op.same_as(Op::Get("ptx_cp_async")) || call->args.size() != 3) {
+        return std::nullopt;
+      }
+      part = Evaluate(
+          Call(call->dtype, call->op, {call->args[0], call->args[1], call->args[2], in_bounds}));
+    }
+    return SeqStmt::Flatten(Array<Stmt>(parts.begin(), parts.end()));
   }
   bool Copyable(const BufferStoreNode* st, const BufferLoadNode* load) const {
     return load && staging_.count(st->buffer->data.get()) && !IsSharedBuffer(load->buffer) &&

@@ -142,8 +142,9 @@ class Walker {
       Push({Event::kCommit, nullptr, "", 0, false, 0, s, where});
     } else if (name == "ptx_cp_async_wait_group") {
       Push({Event::kWait, nullptr, "", 0, false, AsConstInt(call->args[0]).value_or(0), s, where});
-    } else if (name == "ptx_cp_async" && call->args.size() == 3) {
+    } else if (name == "ptx_cp_async" && call->args.size() >= 3) {
       Reads(call->args[1], s);
+      if (call->args.size() == 4) Reads(call->args[3], s);
       const auto* addr = call->args[0].as<CallNode>();
       const auto* dst =
           addr && addr->args.size() == 1 ? addr->args[0].as<BufferLoadNode>() : nullptr;

@@ -6,6 +6,8 @@ threads, and one m64n64k16 wgmma from shared-memory descriptors, against torch."
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import tvm_ffi
@@ -399,6 +401,30 @@ def test_cp_async_size_is_checked():
         build(EXCHANGE.replace("* 4]), 16)", "* 4]), 12)"))
 
 
+# The fourth operand of ptx_cp_async: where it is false, src-size 0 (nothing read, zeros written).
+ZFILL = EXCHANGE.replace("* 4]), 16)", "* 4]), 16, threadIdx_x < 64)")
+
+
+def test_cp_async_zero_fill_round_trips_and_passes_src_size():
+    f = tessel.parse(ZFILL)
+    ir.assert_structural_equal(tessel.parse(str(f)), f, map_free_vars=True)
+    mod = build(ZFILL)
+    assert "tsl_cp_async_zfill<16>(" in mod.get_source("cuda")
+    ptx = ptx_of(mod)
+    assert re.search(r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16, %r\d+;", ptx), ptx
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("16, threadIdx_x < 64)", "16, threadIdx_x < 64, 1)",
+     r"ptx_cp_async: takes \(dst, src, bytes\) or \(dst, src, bytes, in_bounds\), not 5 operands"),
+    ("16, threadIdx_x < 64)", "16, threadIdx_x)",
+     r"ptx_cp_async: in_bounds must be a boolean, not int32"),
+])
+def test_cp_async_zero_fill_operands_are_checked(old, new, message):
+    with pytest.raises(ValueError, match=message):
+        build(ZFILL.replace(old, new))
+
+
 # ---- on the GPU ----
 
 torch = None
@@ -420,6 +446,15 @@ def test_exchange_on_the_gpu():
     b = torch.zeros(512, device="cuda")
     build(EXCHANGE)["exchange"](a, b)
     torch.testing.assert_close(b, torch.roll(a, -4), rtol=0, atol=0)
+
+
+@needs_h100
+def test_cp_async_zero_fill_on_the_gpu():
+    a = torch.randn(512, device="cuda")
+    b = torch.full((512,), float("nan"), device="cuda")
+    build(ZFILL)["exchange"](a, b)
+    kept = torch.where(torch.arange(512, device="cuda") < 256, a, torch.zeros_like(a))
+    torch.testing.assert_close(b, torch.roll(kept, -4), rtol=0, atol=0)
 
 
 @needs_h100

@@ -251,6 +251,49 @@ def test_cuda_ragged_half_copies_zero_fill_the_edge():
     assert re.search(r"\} else \{\n\s+const uint4 tsl_v\d+ = tsl_wide_load<uint4>\(A \+ ", src)
 
 
+# B's guarded copy in the form the tile lowering writes for a ragged edge: `if c: copy else: zeros
+# into the same elements` (ZEROS = As puts the zeros elsewhere: then it is not that form).
+B_GUARD = """                        for c in T.vectorized(VA):
+                            Bs[(it * 256 + tx) // (64 // VA) * 64 + (it * 256 + tx) % (64 // VA) * VA + c] = T.if_then_else(
+                                ko * BK + (it * 256 + tx) // (64 // VA) < K and bx * 64 + (it * 256 + tx) % (64 // VA) * VA + NLANE < N,
+                                B[ko * BK + (it * 256 + tx) // (64 // VA), bx * 64 + (it * 256 + tx) % (64 // VA) * VA + c], T.DT(0))
+"""
+B_IF_ELSE = """                        if ko * BK + (it * 256 + tx) // (64 // VA) < K and bx * 64 + (it * 256 + tx) % (64 // VA) * VA < N:
+                            for c in T.vectorized(VA):
+                                Bs[(it * 256 + tx) // (64 // VA) * 64 + (it * 256 + tx) % (64 // VA) * VA + c] = B[ko * BK + (it * 256 + tx) // (64 // VA), bx * 64 + (it * 256 + tx) % (64 // VA) * VA + c]
+                        else:
+                            for c in T.vectorized(VA):
+                                ZEROS[(it * 256 + tx) // (64 // VA) * 64 + (it * 256 + tx) % (64 // VA) * VA + c] = T.DT(0)
+"""
+
+
+def gpu_mm_if_else(m, n, k, dtype, zeros="Bs"):
+    assert GPU_MM.count(B_GUARD) == 1
+    text = GPU_MM.replace(B_GUARD, B_IF_ELSE.replace("ZEROS", zeros))
+    va = 16 // np.dtype(dtype).itemsize
+    text = text.replace("DT", dtype).replace("STAGES", "3").replace("BK", "32").replace("VA", str(va))
+    text = text.replace("KLANE", "0")
+    return text.replace("M", str(m)).replace("N", str(n)).replace("K", str(k))
+
+
+@needs_nvrtc
+def test_cuda_if_else_zero_guards_become_zero_filling_cp_async():
+    # K = 1000, N = 136: B's vectors are whole, in or out. Each becomes one cp.async whose
+    # src-size is 0 where the guard fails (the zeros land with the group): no branch.
+    text = gpu_mm_if_else(200, 136, 1000, "float16")
+    lowered = str(lower_through_pipelining(text, "cuda -arch=sm_80"))
+    assert len(re.findall(r"T\.ptx_cp_async\(T\.address_of\(Bs\[.*\]\), T\.address_of\(B_1\[.*\]\), "
+                          r"16, .* \* 32 \+ threadIdx_x // 8 < 1000 and .* < 136\)", lowered)) == 3
+    assert verify(lower(text, "cuda -arch=sm_80")) == []
+    src, ptx = cuda_and_ptx(text, "sm_80")
+    assert "tsl_cp_async_zfill<16>(" in src
+    assert re.search(r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16, %r\d+;", ptx)
+    # Zeros into other elements than the copy's: not a zero fill of it.
+    lowered = str(lower_through_pipelining(gpu_mm_if_else(200, 136, 1000, "float16", "As"),
+                                           "cuda -arch=sm_80"))
+    assert not re.search(r"T\.ptx_cp_async\([^\n]*, 16, ", lowered), lowered
+
+
 @needs_nvrtc
 def test_cuda_unaligned_rows_use_4_byte_copies():
     # K = 77 floats a row: no 16-byte vector is provably aligned, so each lane is a 4-byte

@@ -8,6 +8,9 @@ so the warp-specialized wgmma form stays out of the way)."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import tvm_ffi
@@ -98,6 +101,46 @@ def test_the_plan_names_the_mma_layout_and_why_not():
     assert "cannot use mma.sync: no grid of 2 warps divides C (16 x 8)" in text
 
 
+def test_symbolic_row_lengths_get_a_kernel_specialized_on_their_divisibility():
+    # K (the rows of A and B) and N (the rows of C) are symbolic: the tile lowering adds a copy of
+    # the kernel for K % 8 == 0 and N % 8 == 0 (whole 16-byte vectors of float16), chosen on the
+    # host; M is no row length, and constant shapes need no copy.
+    text = planned(gemm_text())
+    assert text.count('"tessel.tile_specialized": "K % 8 == 0, N % 8 == 0: every 16-byte vector '
+                      'of a row whole and aligned with its row') == 1
+    assert "tessel.tile_specialized" not in planned(gemm_text(shapes=(1024, 768, 512)))
+    # A stored K x M: M is its row length, K none; C in float32: 4 elements a vector, B needs 8.
+    text = planned(gemm_text(ta=True, out="float32"))
+    assert '"tessel.tile_specialized": "M % 8 == 0, N % 8 == 0: ' in text
+    # Not before sm_80 (no cp.async to gain).
+    get = tvm_ffi.get_global_func
+    mod = get("tessel.ir.ParseModule")(gemm_text(), "<test>")
+    assert "tile_specialized" not in str(
+        get("tessel.transform.RunPass")(get("tessel.transform.GetPass")("LowerTileOpsGPU"), mod))
+
+
+def kernel_text(src, name):
+    body = src[src.index(f" {name}("):]
+    return body[:body.index("\n}\n")]
+
+
+def test_the_divisible_kernel_with_aligned_pointers_copies_without_branches():
+    src = tessel.build(gemm_text(), target="cuda -arch=sm_90").get_source("cuda")
+    # gemm_kernel: K and N divisible (then gemm_kernel_aligned when the pointers are 16-byte
+    # aligned), gemm_kernel_1: the general kernel.
+    fast = kernel_text(src, "gemm_kernel_aligned")
+    # Every copy one cp.async, zero-filled (src-size 0) past the edges; no alignment test, no
+    # lane-by-lane path.
+    # 2 operands x 4 vectors a thread x 3 sites (two prologue stages, the loop)
+    assert fast.count("tsl_cp_async_zfill<16>(") == 2 * 4 * 3
+    assert "tsl_bitcast<uint64_t>" not in fast and "tsl_wide_load" not in fast
+    assert "tsl_cp_async<16>" not in fast
+    tested = kernel_text(src, "gemm_kernel")
+    assert "tsl_floormod_u64(tsl_bitcast<uint64_t>(A), UINT64_C(16))" in tested
+    general = kernel_text(src, "gemm_kernel_1")
+    assert "tsl_cp_async_zfill" not in general and "tsl_cp_async<16>" in general
+
+
 # One warp, one m16n8k16 through T.ptx_mma, the fragments loaded by hand in the layout
 # include/tessel/ir/builtin_hopper.h gives (lane l: g = l / 4, t = l % 4); C starts at 1, so the
 # accumulation is checked too.
@@ -179,7 +222,8 @@ CASES = [
 @pytest.mark.skipif(gpu_torch() is None,
                     reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(str(x) for x in c[:8]))
-@pytest.mark.parametrize("mnk", [(512, 384, 256), (200, 130, 77), (1, 9, 1000)])
+# (200, 136, 1000): the kernel specialized for divisible K and N, rows of A zero-filled past M.
+@pytest.mark.parametrize("mnk", [(512, 384, 256), (200, 136, 1000), (200, 130, 77), (1, 9, 1000)])
 def test_mma_gemm_matches_torch(case, mnk):
     torch = gpu_torch()
     bm, bn, bk, threads, dtype, out, ta, tb, shapes = case
@@ -203,6 +247,33 @@ def test_mma_gemm_matches_torch(case, mnk):
 
 @pytest.mark.skipif(gpu_torch() is None,
                     reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
+def test_a_misaligned_tensor_takes_the_kernel_that_tests_alignment():
+    # K and N divisible, but A starts 2 bytes past a 16-byte boundary: the launch keeps the
+    # divisible kernel that tests its base, whose copies of A go through plain loads. In a fresh
+    # process: a misaligned access would poison this process's CUDA context for every later test.
+    run = subprocess.run([sys.executable, "-c", MISALIGNED, str(Path(__file__).parent)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+MISALIGNED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import torch, tessel
+from test_tile_mma import gemm_text
+m, n, k = 192, 256, 128
+mod = tessel.build(gemm_text(), target="cuda -arch=sm_90")
+a = torch.randn(m * k + 1, device="cuda").half()[1:].view(m, k)
+assert a.data_ptr() % 16 == 2
+b = torch.randn(k, n, device="cuda").half()
+c = torch.full((m, n), float("nan"), device="cuda").half()
+mod["gemm"](a, b, c)
+torch.testing.assert_close(c.float(), (a.float() @ b.float()).half().float(), rtol=2e-2, atol=1e-1)
+"""
+
+
+@pytest.mark.skipif(gpu_torch() is None,
+                    reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
 def test_an_epilogue_over_the_mma_accumulator_matches_torch():
     torch = gpu_torch()
     m, n, k = 300, 260, 96
@@ -222,10 +293,13 @@ def test_operand_tiles_are_swizzled_after_the_barriers():
     # 128-byte one; both deferred to SwizzleLayoutLate, so InjectSharedBarriers and the pipeline
     # see logical indices and the copies stay 16-byte cp.async.
     text = planned(gemm_text())
-    assert text.count('"tessel.swizzle_late": True') == 2
-    assert '"tessel.swizzle_bytes": 64' in text and '"tessel.swizzle_bytes": 128' in text
+    # Two of each: the kernel for divisible K and N, and the general one.
+    assert text.count('"tessel.swizzle_late": True') == 4
+    assert text.count('"tessel.swizzle_bytes": 64') == 2
+    assert text.count('"tessel.swizzle_bytes": 128') == 2
     src = tessel.build(gemm_text(), target="cuda -arch=sm_80").get_source("cuda")
-    assert re.search(r"tsl_cp_async<16>\(\(\(void\*\)\(A_s \+ \(\(int32_t\)\(.* \^ ", src)
+    assert re.search(r"tsl_cp_async_zfill<16>\(\(\(void\*\)\(A_s \+ \(\(int32_t\)\(.* \^ ", src)
+    assert re.search(r"tsl_cp_async<16>\(\(\(void\*\)\(A_s \+ .*\(\(int32_t\)\(.* \^ ", src)
 
 
 @pytest.mark.parametrize("m,n,threads,grid", [

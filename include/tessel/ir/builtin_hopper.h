@@ -16,6 +16,8 @@
 //                                           (wgmma, TMA) that reads them next
 //   ptx_cp_async(dst, src, bytes)           cp.async.{ca,cg}.shared.global, 4, 8 or 16 bytes
 //                                           (16: .cg, bypassing L1)
+//   ptx_cp_async(dst, src, bytes, in_bounds) the same with src-size bytes or, where the boolean
+//                                           in_bounds is false, 0: nothing read, zeros written
 //   ptx_cp_async_commit_group()             cp.async.commit_group
 //   ptx_cp_async_wait_group(n)              cp.async.wait_group n (constant): at most n groups of
 //                                           this thread still in flight

@@ -19,7 +19,8 @@
 //   copy from a non-shared buffer becomes `ptx_cp_async` of 4, 8 or 16 bytes when the dtype, the
 //   width and the alignment of both ends (proved by the analyzer relative to the buffers' bases;
 //   a copy wider than an element also tests the source buffer's base at run time and falls back
-//   to the plain store) allow, else stays a synchronous store;
+//   to the plain store) allow, else stays a synchronous store; `if c: copy else: zeros` over the
+//   same elements becomes `ptx_cp_async(dst, src, bytes, c)` (zeros by src-size 0, no branch);
 // - barriers (and the waits and commits) appear only inside a threadIdx thread_extent: the C target
 //   gets the same restructuring with plain copies.
 // Barriers that the loop body had at its top level between producer and consumer or at its end

@@ -90,6 +90,16 @@ TSL_HELPER void tsl_cp_async(void* dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" :: "r"(tsl_smem_addr(dst)), "l"(src), "n"(N) : "memory");
   }
 }
+// src-size 0 where !in_bounds: nothing is read and the N bytes at dst become zeros.
+template <int N>
+TSL_HELPER void tsl_cp_async_zfill(void* dst, const void* src, bool in_bounds) {
+  unsigned src_size = in_bounds ? N : 0;
+  if (N == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(tsl_smem_addr(dst)), "l"(src), "r"(src_size) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" :: "r"(tsl_smem_addr(dst)), "l"(src), "n"(N), "r"(src_size) : "memory");
+  }
+}
 )TSL"},
       {"ptx_cp_async_commit_group", R"TSL(TSL_HELPER void tsl_cp_async_commit_group() {
   asm volatile("cp.async.commit_group;" ::: "memory");
@@ -347,6 +357,9 @@ std::string EmitHopperCall(const CallNode* op, const std::function<std::string(s
   if (name == "ptx_cvt_pack") {
     return "tsl_cvt_pack_" + std::string(op->args[0].as<StringImmNode>()->value) + "(" + arg(1) +
            ", " + arg(2) + ")";
+  }
+  if (name == "ptx_cp_async" && op->args.size() == 4) {
+    return "tsl_cp_async_zfill<" + imm(2) + ">(" + arg(0) + ", " + arg(1) + ", " + arg(3) + ")";
   }
   if (name == "ptx_cp_async") return "tsl_cp_async<" + imm(2) + ">(" + arg(0) + ", " + arg(1) + ")";
   if (name == "ptx_cp_async_commit_group") return "tsl_cp_async_commit_group()";

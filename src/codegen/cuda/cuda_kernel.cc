@@ -21,11 +21,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "codegen/cuda/codegen_cuda.h"
 #include "codegen/gpu_kernel.h"
@@ -243,6 +245,18 @@ class Kernel : public GpuKernel {
   void VisitStmt_(const AssertStmtNode* op) override;
   void VisitStmt_(const BufferStoreNode* op) override;
   void VisitStmt_(const IfThenElseNode* op) override {
+    // SoftwarePipelineAsync's run-time test of a pointer parameter's alignment before a cp.async:
+    // listed with the wide loads' tests, and known to hold in the aligned variant.
+    if (auto test = ParamAlignmentTest(op->condition)) {
+      uint32_t& bytes = checked_loads_[test->first];
+      bytes = std::max(bytes, test->second);
+      if (aligned_params_) {
+        Line("{");
+        Body(op->then_case);
+        Line("}");
+        return;
+      }
+    }
     Line("if (" + Scalar(op->condition) + ") {");
     Body(op->then_case);
     if (op->else_case) {
@@ -296,6 +310,24 @@ class Kernel : public GpuKernel {
   std::unordered_set<const VarNode*> wgmma_accs_;
   std::unordered_set<const VarNode*> packed_bf16_;
   // Whether this is the variant that assumes aligned pointer parameters (EmitCudaKernel).
+  // {parameter index, bytes} for `T.reinterpret("uint64", p) % bytes == 0` of a pointer
+  // parameter p.
+  std::optional<std::pair<uint32_t, uint32_t>> ParamAlignmentTest(const PrimExpr& cond) const {
+    const auto* eq = cond.as<EQNode>();
+    const auto* mod = eq ? eq->a.as<FloorModNode>() : nullptr;
+    const auto* call = mod ? mod->a.as<CallNode>() : nullptr;
+    auto bytes = mod ? AsConstInt(mod->b) : std::nullopt;
+    auto zero = eq ? AsConstInt(eq->b) : std::nullopt;
+    if (!call || !call->op.same_as(builtin::reinterpret()) || call->args.size() != 1 || !bytes ||
+        !zero || *zero != 0 || *bytes <= 0 || *bytes > 16) {
+      return std::nullopt;
+    }
+    const auto* var = call->args[0].as<VarNode>();
+    auto param = var ? param_index_.find(var) : param_index_.end();
+    if (param == param_index_.end() || !var->dtype.is_handle()) return std::nullopt;
+    return std::make_pair(static_cast<uint32_t>(param->second), static_cast<uint32_t>(*bytes));
+  }
+
   bool aligned_params_;
   std::unordered_map<const Object*, uint32_t> param_index_;
   std::map<uint32_t, uint32_t> checked_loads_;
