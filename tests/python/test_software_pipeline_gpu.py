@@ -65,7 +65,9 @@ def test_zero_filling_cp_async_matches_torch(m, n, k):
     b = torch.randn(k, n, device="cuda", generator=g).half()
     c = torch.full((m, n), float("nan"), device="cuda")
     mod = tessel.build(gpu_mm_if_else(m, n, k, "float16"), target="cuda")
-    assert "tsl_cp_async_zfill<16>" in mod.get_source("cuda")
+    # Where every tile is whole the guard is proved and goes: nothing to fill.
+    ragged = n % 64 != 0 or k % 32 != 0
+    assert ("tsl_cp_async_zfill<16>" in mod.get_source("cuda")) == ragged
     mod["mm"](a, b, c)
     torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-3, atol=1e-3 * k ** 0.5)
 
@@ -91,9 +93,11 @@ t = getattr(torch, sys.argv[2])
 a = torch.randn(m * k + 1, device="cuda").to(t)[1:].view(m, k)
 b = torch.randn(k, n, device="cuda").to(t)
 c = torch.full((m, n), float("nan"), device="cuda")
+# cuBLAS before the build: see the known bug in conftest.py.
+want = (a.double() @ b.double()).float()
 tessel.build(gpu_mm(m, n, k, sys.argv[2], 3), target="cuda")["mm"](a, b, c)
 torch.cuda.synchronize()
-torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-3, atol=1e-2)
+torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-2)
 """
 
 

@@ -262,13 +262,14 @@ sys.path.insert(0, sys.argv[1])
 import torch, tessel
 from test_tile_mma import gemm_text
 m, n, k = 192, 256, 128
-mod = tessel.build(gemm_text(), target="cuda -arch=sm_90")
 a = torch.randn(m * k + 1, device="cuda").half()[1:].view(m, k)
 assert a.data_ptr() % 16 == 2
 b = torch.randn(k, n, device="cuda").half()
 c = torch.full((m, n), float("nan"), device="cuda").half()
-mod["gemm"](a, b, c)
-torch.testing.assert_close(c.float(), (a.float() @ b.float()).half().float(), rtol=2e-2, atol=1e-1)
+# cuBLAS before the build: see the known bug in conftest.py.
+want = (a.float() @ b.float()).half().float()
+tessel.build(gemm_text(), target="cuda -arch=sm_90")["gemm"](a, b, c)
+torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=1e-1)
 """
 
 
