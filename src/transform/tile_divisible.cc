@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "transform/tile_lowering.h"
@@ -25,7 +26,8 @@ constexpr int64_t kVectorBytes = 16;
 
 // The variables that are a symbolic innermost extent, or a symbolic stride other than the
 // innermost, of a tensor the kernel reads or writes, each with the most elements of a 16-byte
-// vector among those tensors; by name, so the condition reads the same in every build.
+// vector among those tensors; by name, so the condition reads the same in every build. Only
+// variables free in the kernel qualify.
 std::map<std::string, std::pair<Var, int64_t>> SymbolicRowLengths(const Stmt& body) {
   std::map<std::string, std::pair<Var, int64_t>> out;
   auto note = [&](const PrimExpr& e, DataType t) {
@@ -49,12 +51,18 @@ std::map<std::string, std::pair<Var, int64_t>> SymbolicRowLengths(const Stmt& bo
     note(b->shape[b->shape.size() - 1], b->dtype);
     for (size_t d = 0; d + 1 < b->strides.size(); ++d) note(b->strides[d], b->dtype);
   };
+  // The host tests the variables, so one bound inside the kernel cannot be among them.
+  std::unordered_set<const VarNode*> bound;
   PostOrderVisit(body, [&](const ObjectRef& n) {
     if (const auto* l = n.as<BufferLoadNode>()) use(l->buffer);
     if (const auto* s = n.as<BufferStoreNode>()) use(s->buffer);
+    if (const auto* f = n.as<ForNode>()) bound.insert(f->loop_var.get());
+    if (const auto* l = n.as<LetStmtNode>()) bound.insert(l->var.get());
+    if (const auto* l = n.as<LetNode>()) bound.insert(l->var.get());
   });
   for (auto it = out.begin(); it != out.end();) {
-    it = it->second.second > 1 ? std::next(it) : out.erase(it);
+    bool keep = it->second.second > 1 && !bound.count(it->second.first.get());
+    it = keep ? std::next(it) : out.erase(it);
   }
   return out;
 }
