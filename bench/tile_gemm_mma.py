@@ -5,9 +5,10 @@ copies, the form sm_80 / sm_86 / sm_89 GPUs get. Peers in the same run: Triton 3
 mma.sync too (DISABLE_MMA_V3=1, the best of three block configurations), and cuBLAS
 (torch.matmul, which uses wgmma on this GPU: the Hopper ceiling, not a like-for-like peer). Every
 result is checked against torch first; each figure is the better of two rounds of 30 event-timed
-calls (median each). The tile program is also built with M, N and K constant (as a TileLang
-user's JIT does, and as Triton specializes sizes divisible by 16), which removes the run-time
-bounds and alignment tests from its copies. On the GPU machine:
+calls (median each). With symbolic M, N and K the launch runs the kernel specialized for K and N
+divisible by 8 (src/transform/tile_divisible.h), as Triton specializes sizes divisible by 16; the
+tile program is also built with M, N and K constant (as a TileLang user's JIT does), for
+comparison. On the GPU machine:
 
     python3 bench/tile_gemm_mma.py [--json PATH]
 """
