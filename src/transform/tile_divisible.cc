@@ -4,7 +4,6 @@
 #include <tessel/ir/fresh_copy.h>
 #include <tessel/ir/functor.h>
 #include <tessel/ir/ops.h>
-#include <tessel/ir/printer.h>
 #include <tessel/ir/substitute.h>
 
 #include <algorithm>

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -114,3 +115,12 @@ def cublas_before_any_build():
         (x @ x).sum().item()
     yield
 
+
+
+def run_in_fresh_process(script: str, *args: str) -> None:
+    """Runs `script` with `python -c` in a new process, with this folder as sys.argv[1] and then
+    `args`; fails with the end of its stderr unless it exits 0. For GPU checks whose failure (a
+    misaligned access, the cuBLAS bug above) would poison this process's CUDA context."""
+    run = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent), *args],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 import tvm_ffi
-from conftest import REPO, find_cli, gpu_torch, have_cuda_compiler
+from conftest import REPO, find_cli, gpu_torch, have_cuda_compiler, run_in_fresh_process
 
 import tessel
 from tessel._lib import get_global_func
@@ -328,8 +328,4 @@ print((a @ a.T).sum().item())
 @pytest.mark.xfail(strict=True, reason="known bug (2026-12-03, H200): the first cuBLAS call after "
                    "a tessel.build raises std::bad_alloc; cause not found")
 def test_cublas_works_after_a_build_in_a_fresh_process():
-    import sys  # noqa: PLC0415
-
-    run = subprocess.run([sys.executable, "-c", CUBLAS_AFTER_BUILD, str(REPO / "tests" / "python")],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
+    run_in_fresh_process(CUBLAS_AFTER_BUILD)

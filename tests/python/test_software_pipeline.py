@@ -105,11 +105,11 @@ def mm(A: T.Buffer((M, K), "DT"), B: T.Buffer((K, N), "DT"), C: T.Buffer((M, N),
 """
 
 
-def gpu_mm(m, n, k, dtype="float32", stages=3, bk=32):
-    """GPU_MM for constant shapes (so that the analyzer can prove the 16-byte alignment of every
-    row); stages=1 is the unpipelined loop."""
+def gpu_mm(m, n, k, dtype="float32", stages=3, bk=32, template=GPU_MM):
+    """GPU_MM (or a variant of it) for constant shapes (so that the analyzer can prove the 16-byte
+    alignment of every row); stages=1 is the unpipelined loop."""
     va = 16 // np.dtype(dtype).itemsize
-    text = GPU_MM.replace("KLANE", "0" if k % va == 0 else "c")
+    text = template.replace("KLANE", "0" if k % va == 0 else "c")
     text = text.replace("NLANE", "0" if n % va == 0 else "c")
     text = text.replace("DT", dtype).replace("STAGES", str(stages)).replace("BK", str(bk))
     text = text.replace("VA", str(va))
@@ -269,11 +269,7 @@ B_IF_ELSE = """                        if ko * BK + (it * 256 + tx) // (64 // VA
 
 def gpu_mm_if_else(m, n, k, dtype, zeros="Bs"):
     assert GPU_MM.count(B_GUARD) == 1
-    text = GPU_MM.replace(B_GUARD, B_IF_ELSE.replace("ZEROS", zeros))
-    va = 16 // np.dtype(dtype).itemsize
-    text = text.replace("DT", dtype).replace("STAGES", "3").replace("BK", "32").replace("VA", str(va))
-    text = text.replace("KLANE", "0")
-    return text.replace("M", str(m)).replace("N", str(n)).replace("K", str(k))
+    return gpu_mm(m, n, k, dtype, template=GPU_MM.replace(B_GUARD, B_IF_ELSE.replace("ZEROS", zeros)))
 
 
 @needs_nvrtc

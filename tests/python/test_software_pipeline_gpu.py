@@ -5,14 +5,10 @@ timed test) of S = 1 (no pipelining), 2 and 3 on a 2048^3 fp32 and fp16 matmul."
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 import tessel
-from conftest import gpu_torch
+from conftest import gpu_torch, run_in_fresh_process
 from test_software_pipeline import gpu_mm, gpu_mm_if_else, verify, lower
 
 torch = gpu_torch()
@@ -78,9 +74,7 @@ def test_a_source_off_16_byte_alignment_takes_the_plain_copies(dtype):
     # it, but no longer 16-byte aligned: the copies test the base and do not use cp.async. In a
     # fresh process: on the H200 (2026-12-02) the float32 case failed with "misaligned address",
     # which poisons the process's CUDA context for every later test.
-    run = subprocess.run([sys.executable, "-c", OFF_ALIGNMENT, str(Path(__file__).parent), dtype],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
+    run_in_fresh_process(OFF_ALIGNMENT, dtype)
 
 
 OFF_ALIGNMENT = """

@@ -8,15 +8,12 @@ so the warp-specialized wgmma form stays out of the way)."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import tvm_ffi
 
 import tessel
-from conftest import gpu_torch
+from conftest import gpu_torch, run_in_fresh_process
 
 
 def gemm_text(bm=128, bn=128, bk=32, threads=128, dtype="float16", out="float16", ta=False,
@@ -251,9 +248,7 @@ def test_a_misaligned_tensor_takes_the_kernel_that_tests_alignment():
     # K and N divisible, but A starts 2 bytes past a 16-byte boundary: the launch keeps the
     # divisible kernel that tests its base, whose copies of A go through plain loads. In a fresh
     # process: a misaligned access would poison this process's CUDA context for every later test.
-    run = subprocess.run([sys.executable, "-c", MISALIGNED, str(Path(__file__).parent)],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
+    run_in_fresh_process(MISALIGNED)
 
 
 MISALIGNED = """

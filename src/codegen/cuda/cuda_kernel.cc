@@ -309,7 +309,6 @@ class Kernel : public GpuKernel {
   // (C name, element count).
   std::unordered_set<const VarNode*> wgmma_accs_;
   std::unordered_set<const VarNode*> packed_bf16_;
-  // Whether this is the variant that assumes aligned pointer parameters (EmitCudaKernel).
   // {parameter index, bytes} for `T.reinterpret("uint64", p) % bytes == 0` of a pointer
   // parameter p.
   std::optional<std::pair<uint32_t, uint32_t>> ParamAlignmentTest(const PrimExpr& cond) const {
@@ -328,6 +327,7 @@ class Kernel : public GpuKernel {
     return std::make_pair(static_cast<uint32_t>(param->second), static_cast<uint32_t>(*bytes));
   }
 
+  // Whether this is the variant that assumes aligned pointer parameters (EmitCudaKernel).
   bool aligned_params_;
   std::unordered_map<const Object*, uint32_t> param_index_;
   std::map<uint32_t, uint32_t> checked_loads_;
