@@ -22,6 +22,7 @@
 // so the kernel is marked for InjectSharedBarriers to leave alone.
 #include <tessel/ir/substitute.h>
 #include <tessel/transform/inject_shared_barriers.h>
+#include <tvm/ffi/extra/structural_equal.h>
 
 #include <algorithm>
 #include <functional>
@@ -1162,11 +1163,46 @@ class Hopper : public TileLowering {
       return VisitStmt(Substitute(s, sub));
     };
     if (lead) {
+      if (lead->wgmma) {
+        Stmt grouped = RowGuarded(*lead, substitute);
+        if (grouped.defined()) return grouped;
+      }
       return Own(*lead, [&](const Var& r, const Array<PrimExpr>& at) { return substitute(at, r); });
     }
     int64_t size = 1;
     for (int64_t e : shape) size *= e;
     return Spread(size, [&](const PrimExpr& e) { return substitute(Unflat(e, shape), Var()); });
+  }
+
+  // `if c: ...` as the whole body of a T.Parallel nest over a wgmma accumulator, c a function of
+  // the row alone (e.g. `if rescale[i] != 1`): each thread tests each of its two rows once and
+  // branches around that row's registers. Unrolled register by register, the test would guard
+  // every register on its own and ptxas predicates them, so a warp whose rows all fail would still
+  // issue every instruction; as one branch a row, it skips them. c must give the same value for
+  // every register of a row: checked by simplifying it at register c*4 + 2q + p (the layout's row
+  // is q) and at 2q, under their ranges; where the two differ, the plain form is kept.
+  Stmt RowGuarded(const Frag& f,
+                  const std::function<Stmt(const Array<PrimExpr>&, const Var&)>& substitute) {
+    int64_t regs = ConstOf(f.local->shape[0]);
+    if (regs % 4 != 0) return Stmt();
+    Var r("r");
+    analyzer_.Bind(r, Range(Int32(0), Int32(regs)), true);
+    Stmt per = substitute(WgmmaElement(tx_, r), r);
+    const auto* branch = per.as<IfThenElseNode>();
+    if (!branch || branch->else_case) return Stmt();
+    Var q("q"), c("c"), p("p");
+    analyzer_.Bind(q, Range(Int32(0), Int32(2)), true);
+    analyzer_.Bind(c, Range(Int32(0), Int32(regs / 4)), true);
+    analyzer_.Bind(p, Range(Int32(0), Int32(2)), true);
+    PrimExpr element = add(add(mul(c, Int32(4)), mul(q, Int32(2))), p);
+    PrimExpr row_test =
+        analyzer_.Simplify(Substitute(branch->condition, {{r.get(), mul(q, Int32(2))}}));
+    PrimExpr element_test = analyzer_.Simplify(Substitute(branch->condition, {{r.get(), element}}));
+    if (!tvm::ffi::StructuralEqual::Equal(row_test, element_test)) return Stmt();
+    Stmt then = Substitute(branch->then_case, {{r.get(), element}});
+    Stmt row = For(c, Int32(0), Int32(regs / 4), ForKind::kUnrolled,
+                   For(p, Int32(0), Int32(2), ForKind::kUnrolled, then));
+    return For(q, Int32(0), Int32(2), ForKind::kUnrolled, IfThenElse(row_test, row));
   }
 
   // The blocks of a persistent kernel: the SMs of an H100 / H200 (elsewhere it is still correct).

@@ -108,6 +108,29 @@ def test_attention_matches_numpy_on_the_cpu(causal, d, s, keys, rows, reverse):
     np.testing.assert_allclose(o.astype("float64"), reference(q, k, v, causal), atol=2e-3)
 
 
+def rising_inputs(s, d, gain, seed):
+    """Scores that rise along the keys, by about gain / 40 * 46 units of log2 from the first key
+    to the last at head dim 64: with gain 40 each key tile raises the row maxima by more than the
+    example's threshold of 8 (the rescale runs), with gain 6 the first tile's maxima are kept to
+    the end (exponentials up to 2^6, the rescale skipped)."""
+    rng = np.random.default_rng(seed)
+    q = 0.1 + 0.01 * rng.standard_normal((1, 2, s, d))
+    ramp = gain * np.arange(s)[None, None, :, None] / s
+    k = ramp + 0.01 * rng.standard_normal((1, 2, s, d))
+    v = rng.standard_normal((1, 2, s, d))
+    return [x.astype("float16") for x in (q, k, v)]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("gain", [40, 6], ids=["maxima_rise", "maxima_kept"])
+def test_attention_with_rising_scores_matches_numpy_on_the_cpu(causal, gain):
+    q, k, v = rising_inputs(300, 64, gain, 5)
+    o = np.full_like(q, np.nan)
+    tessel.build(attention_text(64, causal=causal), target="c")["flash_attention"](
+        *(tvm_ffi.from_dlpack(x) for x in (q, k, v, o)))
+    np.testing.assert_allclose(o.astype("float64"), reference(q, k, v, causal), atol=2e-3)
+
+
 def test_a_start_of_higher_rank_squeezes_and_bad_ranks_are_refused():
     ir = str(tvm_ffi.get_global_func("tessel.ir.ParseModule")(TEXT, "<t>"))
     assert "T.tile_region(Q[bz, by, bx * 128, 0], 1, 1, 128, 64)" in ir
@@ -127,13 +150,13 @@ def test_the_plan_on_hopper_is_fused_warp_specialized_with_row_statistics():
     ir = planned(TEXT)
     assert ('"tessel.tile_plan": "warp-specialized: 2 consumer warpgroup(s) run wgmma, a producer '
             'warpgroup issues TMA into 2 stages; fused: the consumers run the loop\'s statements '
-            'in order, its last T.gemm at line 55 one iteration late, beside the next iteration\'s '
-            'statements up to the one at line 51, the others to completion, after 1 tile(s) '
+            'in order, its last T.gemm at line 62 one iteration late, beside the next iteration\'s '
+            'statements up to the one at line 57, the others to completion, after 1 tile(s) '
             'loaded once; iterations k < (S - 128) // 128 + 1 leave out the T.if_then_else(s) of '
-            'the T.Parallel at line 39 (their conditions hold for every element there)"') in ir
+            'the T.Parallel at line 43 (their conditions hold for every element there)"') in ir
     # Causal: the tiles below the block's diagonal (and before the ragged end) need no mask.
     assert ('iterations k < T.min(bx * 128 - 127, S - 128) // 128 + 1 leave out the '
-            'T.if_then_else(s) of the T.Parallel at line 39') in planned(
+            'T.if_then_else(s) of the T.Parallel at line 43') in planned(
                 attention_text(128, "float16", True))
     assert '"S_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): C of T.gemm' in ir
     assert '"P_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): tied to S_f' in ir
@@ -144,6 +167,31 @@ def test_the_plan_on_hopper_is_fused_warp_specialized_with_row_statistics():
     for name in ("m", "m_prev", "rescale", "row_sum", "l"):
         assert (f'"{name}": "replicated in every thread: a T.reduce writes it or a T.Parallel '
                 f'reads it whole') in ir
+
+
+RESCALE = """            for i, j in T.Parallel(128, 64):
+                if rescale[i] != T.float32(1):
+                    O_f[i, j] = O_f[i, j] * rescale[i]
+"""
+
+
+def test_a_row_condition_over_the_accumulator_is_one_branch_a_row():
+    from test_tile_hopper import planned
+
+    # The rescale of O by exactly 1 (the row maximum kept) is skipped: each thread tests each
+    # of its two rows once (in the peeled iteration and the two loops) and the row's registers
+    # are plain stores inside, so ptxas branches around them instead of predicating each.
+    assert RESCALE in TEXT
+    ir = planned(TEXT)
+    assert len(re.findall(r"for (q\w*) in T.unroll\(2\):\n +if rescale_local_1\[\1\] != "
+                          r"T.float32\(1\):\n +for (c\w*) in T.unroll\(8\):\n +for (p\w*) in "
+                          r"T.unroll\(2\):\n +O_f_local_1\[\2 \* 4 \+ \1 \* 2 \+ \3\] = ", ir)) == 3
+    assert "if rescale_local_1[r" not in ir
+    # A condition on the column too differs between a row's registers: the plain form stays.
+    ir = planned(TEXT.replace("if rescale[i] != T.float32(1):",
+                              "if rescale[i] != T.float32(1) and j < 32:"))
+    assert "if rescale_local_1[q]" not in ir
+    assert ir.count("if rescale_local_1[r") == 3
 
 
 @pytest.mark.parametrize("d", [64, 128])
@@ -261,6 +309,22 @@ def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm, keys, rows,
     want = torch.nn.functional.scaled_dot_product_attention(
         q.cpu().float(), k.cpu().float(), v.cpu().float(), is_causal=causal)
     torch.testing.assert_close(o.cpu().float(), want, atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.skipif(_cuda_torch() is None,
+                    reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("gain", [40, 6], ids=["maxima_rise", "maxima_kept"])
+@pytest.mark.parametrize("rows", [128, 192])
+def test_attention_with_rising_scores_matches_torch_on_the_gpu(causal, gain, rows):
+    # The warp-specialized kernel's row-guarded rescale, taken (gain 40) and skipped (gain 6).
+    torch = _cuda_torch()
+    q, k, v = (torch.from_numpy(x).cuda() for x in rising_inputs(700, 64, gain, 3))
+    o = torch.full_like(q, float("nan"))
+    tessel.build(attention_text(64, "float16", causal, rows=rows),
+                 target="cuda -arch=sm_90a -fast-math")["flash_attention"](q, k, v, o)
+    want = reference(*(x.cpu().numpy() for x in (q, k, v)), causal)
+    np.testing.assert_allclose(o.cpu().float().numpy(), want, atol=2e-2, rtol=2e-2)
 
 
 @pytest.mark.skipif(_cuda_torch() is None,
