@@ -274,3 +274,36 @@ def test_two_processes_building_at_once_share_one_cache_entry(tmp_path):
     assert len(paths) == 1
     # One library and its key, no temporary names left behind.
     assert sorted(f.suffix for f in (tmp_path / "shared").iterdir()) == [".key", ".so"]
+
+
+POW2_DIVISION = """
+@T.prim_func
+def pow2_division(A: T.Buffer((64,), "{t}"), D: T.Buffer((64, 4), "{t}"),
+                  M: T.Buffer((64, 4), "{t}")):
+    for i in range(64):
+        D[i, 0] = T.floordiv(A[i], T.{t}(1))
+        D[i, 1] = T.floordiv(A[i], T.{t}(2))
+        D[i, 2] = T.floordiv(A[i], T.{t}(8))
+        D[i, 3] = T.floordiv(A[i], T.{t}({big}))
+        M[i, 0] = T.floormod(A[i], T.{t}(1))
+        M[i, 1] = T.floormod(A[i], T.{t}(2))
+        M[i, 2] = T.floormod(A[i], T.{t}(8))
+        M[i, 3] = T.floormod(A[i], T.{t}({big}))
+"""
+
+
+@pytest.mark.parametrize("dtype,big", [("int32", 2**30), ("int64", 2**62)])
+def test_floor_division_by_a_power_of_two_is_a_shift_and_exact_on_negatives(dtype, big):
+    # An arithmetic shift and a mask: floor semantics for every sign, the extremes included.
+    info = np.iinfo(dtype)
+    a = np.random.default_rng(3).integers(info.min, info.max, 64, endpoint=True).astype(dtype)
+    a[:6] = [info.min, info.max, -1, 0, -big - 1, big]
+    d, m = np.zeros((64, 4), dtype), np.zeros((64, 4), dtype)
+    mod = tessel.build(POW2_DIVISION.replace("{t}", dtype).replace("{big}", str(big)))
+    mod["pow2_division"](*(tvm_ffi.from_dlpack(x) for x in (a, d, m)))
+    divisors = np.array([1, 2, 8, big], dtype)
+    np.testing.assert_array_equal(d, a[:, None] // divisors[None, :])
+    np.testing.assert_array_equal(m, a[:, None] % divisors[None, :])
+    src = mod.get_source()
+    assert " >> 3)" in src and f" >> {big.bit_length() - 1})" in src
+    assert "tsl_floordiv_" not in src.split("pow2_division", 1)[1].split("__tvm_ffi")[0]

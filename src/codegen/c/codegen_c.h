@@ -13,6 +13,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -60,6 +61,10 @@ enum class BinOp { TESSEL_CODEGEN_FOR_EACH_BINOP(TESSEL_BINOP_ENUMERATOR) };
 // operators differ from the IR (wrap-around, floor division, float16 in float).
 std::string ScalarBinary(BinOp op, DataType t, const std::string& a, const std::string& b,
                          const std::string& function);
+// floordiv / floormod of a signed 32- or 64-bit `a` by a constant positive power of two `b`, as an
+// arithmetic shift or a mask (exact for every sign of a in two's complement); nullopt otherwise.
+std::optional<std::string> PowerOfTwoFloor(BinOp op, DataType t, const std::string& a,
+                                           const PrimExpr& b);
 // A scalar conversion of C expression `s` from `from` to `to`.
 std::string CastScalar(DataType to, DataType from, const std::string& s);
 // Literals of a scalar type (float16/bfloat16 through tsl_f64_to_f16/bf16, NAN, INFINITY).

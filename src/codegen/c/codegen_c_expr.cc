@@ -94,6 +94,20 @@ std::string ScalarBinary(BinOp op, DataType t, const std::string& a, const std::
   }
 }
 
+std::optional<std::string> PowerOfTwoFloor(BinOp op, DataType t, const std::string& a,
+                                           const PrimExpr& b) {
+  if ((op != BinOp::kFloorDiv && op != BinOp::kFloorMod) || !t.is_int() || !t.is_scalar() ||
+      (t.bits() != 32 && t.bits() != 64)) {
+    return std::nullopt;
+  }
+  const auto* c = b.as<IntImmNode>();
+  if (!c || c->value <= 0 || (c->value & (c->value - 1)) != 0) return std::nullopt;
+  if (op == BinOp::kFloorMod) return "(" + a + " & " + IntLiteral(t, c->value - 1) + ")";
+  int shift = 0;
+  while ((int64_t{1} << shift) < c->value) ++shift;
+  return "(" + a + " >> " + std::to_string(shift) + ")";
+}
+
 // A scalar conversion with C semantics; float16/bfloat16 go through float (exact) and come back
 // with one round-to-nearest-even step.
 std::string CastScalar(DataType to, DataType from, const std::string& s) {
@@ -310,6 +324,7 @@ class ExprEmitter : public ExprFunctor<std::string(const PrimExpr&)> {
                                          : BinOpSymbol(op)) +
                " " + b + ")";
       }
+      if (auto shifted = PowerOfTwoFloor(op, t, a, eb)) return *shifted;
       return ScalarBinary(op, t, a, b, cg_->symbol());
     }
     DataType elem = t.element_of();

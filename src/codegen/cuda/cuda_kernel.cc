@@ -340,6 +340,9 @@ LaneEmitter::LaneEmitter(Kernel* k, int lane) : GpuLaneEmitter(k, lane), kernel_
 
 std::string LaneEmitter::Binary(BinOp op, const PrimExpr& a, const PrimExpr& b) {
   DataType t = a.dtype().element_of();
+  if (a.dtype().is_scalar()) {
+    if (auto shifted = PowerOfTwoFloor(op, t, Sub(a), b)) return *shifted;
+  }
   return ScalarBinary(op, t, Sub(a), Sub(b), kernel_->name());
 }
 
