@@ -110,9 +110,8 @@ def test_attention_matches_numpy_on_the_cpu(causal, d, s, keys, rows, reverse):
 
 def rising_inputs(s, d, gain, seed):
     """Scores that rise along the keys, by about gain / 40 * 46 units of log2 from the first key
-    to the last at head dim 64: with gain 40 each key tile raises the row maxima by more than the
-    example's threshold of 8 (the rescale runs), with gain 6 the first tile's maxima are kept to
-    the end (exponentials up to 2^6, the rescale skipped)."""
+    to the last at head dim 64: with gain 40 each key tile raises the row maxima by about 19
+    (the rescale of O by far less than 1), with gain 6 by about 2."""
     rng = np.random.default_rng(seed)
     q = 0.1 + 0.01 * rng.standard_normal((1, 2, s, d))
     ramp = gain * np.arange(s)[None, None, :, None] / s
@@ -122,7 +121,7 @@ def rising_inputs(s, d, gain, seed):
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("gain", [40, 6], ids=["maxima_rise", "maxima_kept"])
+@pytest.mark.parametrize("gain", [40, 6], ids=["steep", "gentle"])
 def test_attention_with_rising_scores_matches_numpy_on_the_cpu(causal, gain):
     q, k, v = rising_inputs(300, 64, gain, 5)
     o = np.full_like(q, np.nan)
@@ -150,13 +149,13 @@ def test_the_plan_on_hopper_is_fused_warp_specialized_with_row_statistics():
     ir = planned(TEXT)
     assert ('"tessel.tile_plan": "warp-specialized: 2 consumer warpgroup(s) run wgmma, a producer '
             'warpgroup issues TMA into 2 stages; fused: the consumers run the loop\'s statements '
-            'in order, its last T.gemm at line 62 one iteration late, beside the next iteration\'s '
-            'statements up to the one at line 57, the others to completion, after 1 tile(s) '
+            'in order, its last T.gemm at line 55 one iteration late, beside the next iteration\'s '
+            'statements up to the one at line 51, the others to completion, after 1 tile(s) '
             'loaded once; iterations k < (S - 128) // 128 + 1 leave out the T.if_then_else(s) of '
-            'the T.Parallel at line 43 (their conditions hold for every element there)"') in ir
+            'the T.Parallel at line 39 (their conditions hold for every element there)"') in ir
     # Causal: the tiles below the block's diagonal (and before the ragged end) need no mask.
     assert ('iterations k < T.min(bx * 128 - 127, S - 128) // 128 + 1 leave out the '
-            'T.if_then_else(s) of the T.Parallel at line 43') in planned(
+            'T.if_then_else(s) of the T.Parallel at line 39') in planned(
                 attention_text(128, "float16", True))
     assert '"S_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): C of T.gemm' in ir
     assert '"P_f": "wgmma accumulator m64n128 (warpgroup w: rows 64w..64w+63): tied to S_f' in ir
@@ -170,6 +169,9 @@ def test_the_plan_on_hopper_is_fused_warp_specialized_with_row_statistics():
 
 
 RESCALE = """            for i, j in T.Parallel(128, 64):
+                O_f[i, j] = O_f[i, j] * rescale[i]
+"""
+GUARDED = """            for i, j in T.Parallel(128, 64):
                 if rescale[i] != T.float32(1):
                     O_f[i, j] = O_f[i, j] * rescale[i]
 """
@@ -178,18 +180,19 @@ RESCALE = """            for i, j in T.Parallel(128, 64):
 def test_a_row_condition_over_the_accumulator_is_one_branch_a_row():
     from test_tile_hopper import planned
 
-    # The rescale of O by exactly 1 (the row maximum kept) is skipped: each thread tests each
-    # of its two rows once (in the peeled iteration and the two loops) and the row's registers
-    # are plain stores inside, so ptxas branches around them instead of predicating each.
+    # `if rescale[i] != 1` over O: each thread tests each of its two rows once (in the peeled
+    # iteration and the two loops) and the row's registers are plain stores inside, so ptxas
+    # branches around them instead of predicating each. (On the H200 the example ran 2-4%
+    # slower at head dim 128 this way, 2026-12-03, so it keeps the plain rescale.)
     assert RESCALE in TEXT
-    ir = planned(TEXT)
+    ir = planned(TEXT.replace(RESCALE, GUARDED))
     assert len(re.findall(r"for (q\w*) in T.unroll\(2\):\n +if rescale_local_1\[\1\] != "
                           r"T.float32\(1\):\n +for (c\w*) in T.unroll\(8\):\n +for (p\w*) in "
                           r"T.unroll\(2\):\n +O_f_local_1\[\2 \* 4 \+ \1 \* 2 \+ \3\] = ", ir)) == 3
     assert "if rescale_local_1[r" not in ir
     # A condition on the column too differs between a row's registers: the plain form stays.
-    ir = planned(TEXT.replace("if rescale[i] != T.float32(1):",
-                              "if rescale[i] != T.float32(1) and j < 32:"))
+    ir = planned(TEXT.replace(RESCALE, GUARDED.replace("if rescale[i] != T.float32(1):",
+                                                       "if rescale[i] != T.float32(1) and j < 32:")))
     assert "if rescale_local_1[q]" not in ir
     assert ir.count("if rescale_local_1[r") == 3
 
@@ -212,7 +215,7 @@ def test_the_hopper_kernel_reads_p_from_registers_and_v_n_major(d):
     # The two warpgroups take turns to issue their gemms (ping-pong on named barriers 3 and 4):
     # a wait for its turn in the peeled iteration and the loop, a hand-over after each, and
     # warpgroup 1 letting 0 start.
-    assert fast.count("tsl_named_barrier_sync(tsl_add_i32(tsl_floordiv_i32(threadIdx_x, 128), 3)"
+    assert fast.count("tsl_named_barrier_sync(tsl_add_i32((threadIdx_x >> 7), 3)"
                       ", 256)") == 3
     assert fast.count("tsl_named_barrier_arrive(") == 4
     # P = S cast to 16 bits goes straight into the packed A registers, two elements per
@@ -222,7 +225,7 @@ def test_the_hopper_kernel_reads_p_from_registers_and_v_n_major(d):
     # The key tiles that need no mask run in a loop of their own, without the compare and select
     # (the peeled first iteration and the loop after it keep them).
     loops = re.findall(r"for \(int32_t (k\w*) = ([^;]*);", fast)  # the producer's, then two
-    assert len(loops) == 3 and loops[1][1] == "1" and "tsl_floordiv_i32(" in loops[2][1], loops
+    assert len(loops) == 3 and loops[1][1] == "1" and " >> 7)" in loops[2][1], loops
     assert fast.count(" : (-INFINITY));") == 2
 
 
@@ -314,10 +317,10 @@ def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm, keys, rows,
 @pytest.mark.skipif(_cuda_torch() is None,
                     reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("gain", [40, 6], ids=["maxima_rise", "maxima_kept"])
+@pytest.mark.parametrize("gain", [40, 6], ids=["steep", "gentle"])
 @pytest.mark.parametrize("rows", [128, 192])
 def test_attention_with_rising_scores_matches_torch_on_the_gpu(causal, gain, rows):
-    # The warp-specialized kernel's row-guarded rescale, taken (gain 40) and skipped (gain 6).
+    # The warp-specialized kernel's rescale of O when the row maxima rise at every key tile.
     torch = _cuda_torch()
     q, k, v = (torch.from_numpy(x).cuda() for x in rising_inputs(700, 64, gain, 3))
     o = torch.full_like(q, float("nan"))
