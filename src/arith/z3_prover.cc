@@ -1212,13 +1212,43 @@ bool Z3Prover::Impl::RefutedCheaply(const PrimExpr& cond) const {
     add([&](size_t i) { return i == k ? box[i].lo : clamp(i, 0); });
     add([&](size_t i) { return i == k ? box[i].hi : clamp(i, 1); });
   }
-  // Then mixes of {low end, high end, 0, 1, -1} from a fixed pseudo-random sequence, so that the
-  // answer is deterministic: they meet facts that tie unrelated variables together.
+  // Every variable at one shape-like value: facts of a tensor program's shapes (K % 8 == 0 from
+  // a divisibility specialization, M <= INT_MAX // K from the host's overflow checks) admit none
+  // of the points above, whose ends are 1 and INT_MAX.
+  static constexpr int64_t kShapes[] = {8, 16, 128, 1024, 4096};
+  for (int64_t v : kShapes) add([&](size_t i) { return clamp(i, v); });
+  // Boundary values: one variable at c - 1, c or c + 1 for a constant c of the condition, the
+  // variables with a range at its start and the others at a shape-like 4096. A guard such as
+  // `K <= tx % 8 * 8 + 1` in the else branch of `tx % 8 * 8 + 7 < K` fails only for K in 2..7.
+  std::vector<i128> near;
+  PostOrderVisit(cond, [&](const ObjectRef& node) {
+    if (const auto* imm = node.as<IntImmNode>()) {
+      for (int64_t d = -1; d <= 1; ++d) {
+        i128 c = static_cast<i128>(imm->value) + d;
+        if (near.size() < 24 && std::find(near.begin(), near.end(), c) == near.end()) {
+          near.push_back(c);
+        }
+      }
+    }
+  });
+  std::vector<i128> base(n);
+  for (size_t i = 0; i < n; ++i) {
+    bool ranged = false;
+    for (const auto& [v, r] : ranges) ranged = ranged || (v == free[i] && r);
+    base[i] = ranged ? box[i].lo : clamp(i, 4096);
+  }
+  for (size_t k = 0; k < std::min<size_t>(n, 8); ++k) {
+    for (i128 c : near) add([&](size_t i) { return i == k ? clamp(i, c) : base[i]; });
+  }
+  // Then mixes of {low end, high end, 0, 1, -1, those shapes} from a fixed pseudo-random
+  // sequence, so that the answer is deterministic: they meet facts that tie unrelated variables
+  // together.
   uint64_t seed = 0x9e3779b97f4a7c15ull;
-  for (int r = 0; r < 64 && n > 0; ++r) {
+  for (int r = 0; r < 96 && n > 0; ++r) {
     add([&](size_t i) {
       seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-      switch ((seed >> 33) % 5) {
+      uint64_t pick = (seed >> 33) % 10;
+      switch (pick) {
         case 0:
           return box[i].lo;
         case 1:
@@ -1227,8 +1257,10 @@ bool Z3Prover::Impl::RefutedCheaply(const PrimExpr& cond) const {
           return clamp(i, 0);
         case 3:
           return clamp(i, 1);
-        default:
+        case 4:
           return clamp(i, -1);
+        default:
+          return clamp(i, kShapes[pick - 5]);
       }
     });
   }
