@@ -53,11 +53,11 @@ def sdpa(backend, q, k, v, causal):
 
 
 def warm_peers(b, h, s):
-    """The inputs of every case, and whether each torch backend ran on them, from one call of each torch backend on them, before any tessel
-    kernel is lowered: once tessel had lowered a CUDA kernel in the process, cuDNN's SDPA raised
-    std::bad_alloc when it built its first graph, while graphs it had built before keep working
-    (seen on the H200; docs/performance.md). A backend that does not run is a "-" in the table
-    and says why."""
+    """The inputs of every case, and whether each torch backend runs on them, from one call of
+    each before any tessel kernel is lowered: once tessel had lowered a CUDA kernel in the
+    process, cuDNN's SDPA raised std::bad_alloc when it built its first graph, while graphs it had
+    built before keep working (seen on the H200; docs/performance.md). A backend that does not
+    run is a "-" in the table and says why."""
     inputs, runs = {}, {}
     for dtype, d, causal in CASES:
         t = getattr(torch, dtype)

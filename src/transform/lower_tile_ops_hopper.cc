@@ -1163,10 +1163,8 @@ class Hopper : public TileLowering {
       return VisitStmt(Substitute(s, sub));
     };
     if (lead) {
-      if (lead->wgmma) {
-        Stmt grouped = RowGuarded(*lead, substitute);
-        if (grouped.defined()) return grouped;
-      }
+      const auto* branch = body.as<IfThenElseNode>();
+      if (lead->wgmma && branch && !branch->else_case) return RowGuarded(*lead, substitute);
       return Own(*lead, [&](const Var& r, const Array<PrimExpr>& at) { return substitute(at, r); });
     }
     int64_t size = 1;
@@ -1180,16 +1178,17 @@ class Hopper : public TileLowering {
   // every register on its own and ptxas predicates them, so a warp whose rows all fail would still
   // issue every instruction; as one branch a row, it skips them. c must give the same value for
   // every register of a row: checked by simplifying it at register c*4 + 2q + p (the layout's row
-  // is q) and at 2q, under their ranges; where the two differ, the plain form is kept.
+  // is q) and at 2q, under their ranges; where the two differ, the plain per-register loop (Own's
+  // form) is kept, made from the same lowered body.
   Stmt RowGuarded(const Frag& f,
                   const std::function<Stmt(const Array<PrimExpr>&, const Var&)>& substitute) {
     int64_t regs = ConstOf(f.local->shape[0]);
-    if (regs % 4 != 0) return Stmt();
     Var r("r");
     analyzer_.Bind(r, Range(Int32(0), Int32(regs)), true);
     Stmt per = substitute(WgmmaElement(tx_, r), r);
+    Stmt plain = For(r, Int32(0), Int32(regs), ForKind::kUnrolled, per);
     const auto* branch = per.as<IfThenElseNode>();
-    if (!branch || branch->else_case) return Stmt();
+    if (regs % 4 != 0 || !branch || branch->else_case) return plain;
     Var q("q"), c("c"), p("p");
     analyzer_.Bind(q, Range(Int32(0), Int32(2)), true);
     analyzer_.Bind(c, Range(Int32(0), Int32(regs / 4)), true);
@@ -1198,7 +1197,7 @@ class Hopper : public TileLowering {
     PrimExpr row_test =
         analyzer_.Simplify(Substitute(branch->condition, {{r.get(), mul(q, Int32(2))}}));
     PrimExpr element_test = analyzer_.Simplify(Substitute(branch->condition, {{r.get(), element}}));
-    if (!tvm::ffi::StructuralEqual::Equal(row_test, element_test)) return Stmt();
+    if (!tvm::ffi::StructuralEqual::Equal(row_test, element_test)) return plain;
     Stmt then = Substitute(branch->then_case, {{r.get(), element}});
     Stmt row = For(c, Int32(0), Int32(regs / 4), ForKind::kUnrolled,
                    For(p, Int32(0), Int32(2), ForKind::kUnrolled, then));

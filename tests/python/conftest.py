@@ -116,7 +116,6 @@ def cublas_before_any_build():
     yield
 
 
-
 def run_in_fresh_process(script: str, *args: str) -> None:
     """Runs `script` with `python -c` in a new process, with this folder as sys.argv[1] and then
     `args`; fails with the end of its stderr unless it exits 0. For GPU checks whose failure (a

@@ -1,5 +1,7 @@
 """The Z3 prover from Python: counterexamples, SMT-LIB2, stats and the rlimit (docs/arith.md)."""
 
+import contextlib
+
 import pytest
 
 from tessel import arith, ir
@@ -42,26 +44,21 @@ def test_stats_count_answers_found_before_z3():
 
 @needs_z3
 def test_the_refuter_tries_shape_values_and_the_conditions_boundaries():
-    # The else branch of a vector guard over symbolic shapes: K a multiple of 8 (a divisibility
-    # specialization) and M * K within int32 (the host's checks). Neither end of K's range (1,
-    # INT_MAX) nor 0 meets those facts, and the element test fails only for K in 2..7; the points
-    # at shape-like values (M = 4096) and at a constant +- 1 (K = 8 - 1 + ...) find it without Z3.
+    # Facts of symbolic shapes: K a multiple of 8 (a divisibility specialization) and M * K within
+    # int32 (the host's checks). No point built from the range ends, 0, 1 and -1 meets them.
     tx, k, m = ir.Var("tx"), ir.Var("K"), ir.Var("M")
     a = arith.Analyzer()
     a.bind(tx, ir.Range(0, 256))
     facts = [k >= 1, m >= 1, ir.eq(ir.floormod(k, 8), 0), ir.le(m, ir.floordiv(2147483647, k))]
-    scopes = [a.constraint_scope(f) for f in facts]
-    for s in scopes:
-        s.__enter__()
-    try:
-        assert not a.can_prove(m > 4096)  # M = 1024 or 8 refutes it: a shape-like value
-        # K = 8 (8 - 1 + 1) with tx = 0: the guard 7 < K holds, so its negation is refuted.
+    with contextlib.ExitStack() as stack:
+        for f in facts:
+            stack.enter_context(a.constraint_scope(f))
+        # Refuted at a shape-like point (every variable at 8, say).
+        assert not a.can_prove(m > 4096)
+        # Refuted at a boundary point: K at 8 (the constant 7 plus 1) with tx at 0.
         assert not a.can_prove(ir.le(k, ir.floormod(tx, 8) * 8 + 7))
         stats = a.z3_stats()
         assert stats["queries"] == 0 and stats["refuted_cheaply"] == 2
-    finally:
-        for s in reversed(scopes):
-            s.__exit__(None, None, None)
 
 
 @needs_z3
