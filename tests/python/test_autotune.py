@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -158,12 +159,58 @@ def test_records_export_import(tmp_path, monkeypatch):
 def test_process_pool_executor():
     ctx = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(max_workers=2, mp_context=ctx) as pool:
-        work = make_kernel(configs=[{"REPEAT": 5}, {"REPEAT": 1}], executor=pool,
+        work = make_kernel(configs=[{"REPEAT": 20}, {"REPEAT": 1}], executor=pool,
                            progress=False)
-        a = np.random.default_rng(1).random(4096, dtype=np.float32)
+        a = np.random.default_rng(1).random(N, dtype=np.float32)
         np.testing.assert_array_equal(work(a), a)
     assert work.best_config(a) == {"REPEAT": 1}
     assert [r["source"] for r in work.last_results] == ["measured", "measured"]
+
+
+class _LoggingPool(cf.ThreadPoolExecutor):
+    """A thread pool that notes when each compile job ends; the second job is held back a
+    while, so a config is ready long before the other has compiled."""
+
+    def __init__(self, log):
+        super().__init__(max_workers=2)
+        self.log, self.jobs = log, 0
+
+    def submit(self, fn, *args, **kwargs):
+        self.jobs += 1
+        delay = 0.5 if self.jobs == 2 else 0.0
+
+        def job():
+            time.sleep(delay)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.log.append(("compiled", time.perf_counter()))
+
+        return super().submit(job)
+
+
+def test_cpu_benchmarks_wait_for_pending_compiles(monkeypatch):
+    # Timing a CPU kernel while another config compiles on the same cores skews the choice, so
+    # no benchmark may start before the last compile job has ended.
+    autotune_mod = sys.modules["tessel.jit.autotune"]  # tessel.jit is the decorator
+
+    log = []
+    real = autotune_mod.measure
+
+    def logged(*args, **kwargs):
+        log.append(("bench", time.perf_counter()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(autotune_mod, "measure", logged)
+    with _LoggingPool(log) as pool:
+        work = make_kernel(configs=[{"REPEAT": 3}, {"REPEAT": 1}], executor=pool,
+                           progress=False)
+        a = np.random.default_rng(3).random(1024, dtype=np.float32)
+        np.testing.assert_array_equal(work(a), a)
+    compiled = [t for what, t in log if what == "compiled"]
+    benches = [t for what, t in log if what == "bench"]
+    assert len(compiled) == 2 and len(benches) == 2
+    assert min(benches) >= max(compiled)
 
 
 def test_dask_executor():
@@ -171,9 +218,9 @@ def test_dask_executor():
                                       reason="dask.distributed is not installed (extra 'dask')")
     with distributed.Client(processes=True, n_workers=2, threads_per_worker=1,
                             dashboard_address=None) as client:
-        work = make_kernel(configs=[{"REPEAT": 5}, {"REPEAT": 1}],
+        work = make_kernel(configs=[{"REPEAT": 20}, {"REPEAT": 1}],
                            executor=client.get_executor(), progress=False)
-        a = np.random.default_rng(2).random(4096, dtype=np.float32)
+        a = np.random.default_rng(2).random(N, dtype=np.float32)
         np.testing.assert_array_equal(work(a), a)
     assert work.best_config(a) == {"REPEAT": 1}
 

@@ -7,7 +7,9 @@ is compiled; the fastest is kept for that key and called.
   or dask's ``client.get_executor()``). Each job fills the shared disk cache; the parent loads
   the library from there.
 - Benchmarks run in the calling thread: ``warmup`` calls, then ``rep`` timed calls (wall clock
-  ``perf_counter`` on the CPU, CUDA events for torch CUDA tensors), the median kept. A config
+  ``perf_counter`` on the CPU, CUDA events for torch CUDA tensors), the median kept. A GPU
+  benchmark overlaps the compiles still running; a CPU one waits until no compile is pending,
+  since compiles on the same cores would slow whichever config happened to be timed beside them. A config
   whose compile or whose benchmark runs past ``timeout`` seconds fails; so does one whose outputs
   differ from ``reference``'s.
 - Times are recorded on disk per config (records.py), so a new process measures only configs
@@ -261,6 +263,7 @@ class Autotuner:
         limit = self.workers or getattr(executor, "_max_workers", None) or os.cpu_count() or 1
         pending: dict = {}
         expected = None  # lazily computed reference outputs
+        overlap = _is_cuda(args)
         try:
             while waiting or pending or ready:
                 while waiting and len(pending) < limit:
@@ -270,7 +273,7 @@ class Autotuner:
                                    jit.out, _jsonable(params))
                     c.state, c.submitted = "compiling", time.perf_counter()
                     pending[executor.submit(compile_job, job)] = c
-                if ready:
+                if ready and (overlap or not pending):
                     c = ready.pop(0)
                     expected = self._bench(c, args, prog, device, expected)
                     continue
