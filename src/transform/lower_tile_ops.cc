@@ -203,8 +203,8 @@ const Object* FirstTileConstruct(const PrimFunc& f) {
 // (and a fresh copy of each warp-specialized kernel as the other branch of that test).
 class PlanKernels : public StmtExprMutator {
  public:
-  PlanKernels(std::string arch, std::string function)
-      : arch_(std::move(arch)), function_(std::move(function)) {}
+  PlanKernels(std::string arch, std::string function, Persistent persistent)
+      : arch_(std::move(arch)), function_(std::move(function)), persistent_(persistent) {}
   using StmtExprMutator::VisitStmt_;
 
   Stmt VisitStmt_(const ForNode* op) override {
@@ -215,7 +215,7 @@ class PlanKernels : public StmtExprMutator {
       // cp.async (sm_80 on) moves whole 16-byte vectors only: worth a copy of the kernel.
       return arch_.empty() ? simt : SpecializeDivisible(simt.as<ForNode>());
     }
-    Stmt fast = LowerTileKernelHopper(op, plan, function_);
+    Stmt fast = LowerTileKernelHopper(op, plan, function_, persistent_);
     Map<String, Any> fallback;
     fallback.Set("tessel.tile_plan",
                  String("SIMT: the fallback of the warp-specialized kernel, for tensors TMA cannot "
@@ -233,7 +233,23 @@ class PlanKernels : public StmtExprMutator {
   }
 
   std::string arch_, function_;
+  Persistent persistent_;
 };
+
+// The function's "tessel.persistent" attribute: absent, or a bool.
+Persistent PersistentOf(const PrimFunc& f, const std::string& symbol) {
+  auto v = f->attrs.Get("tessel.persistent");
+  if (!v) return Persistent::kDefault;
+  auto b = v->try_cast<bool>();
+  if (!b) {
+    std::string got = v->GetTypeKey();
+    if (auto str = v->try_cast<String>()) got = "the string \"" + std::string(*str) + "\"";
+    TVM_FFI_THROW(ValueError) << "LowerTileOps: function '" << symbol
+                              << "': attribute \"tessel.persistent\" must be True or False, got "
+                              << got;
+  }
+  return *b ? Persistent::kOn : Persistent::kOff;
+}
 
 }  // namespace
 
@@ -244,7 +260,7 @@ IRModule LowerTileOps(const IRModule& mod, bool gpu, const std::string& arch) {
     std::string symbol = f.GetGlobalSymbol().value_or(name);
     PrimFunc out = f;
     if (gpu) {
-      Stmt planned = PlanKernels(arch, symbol).VisitStmt(f->body);
+      Stmt planned = PlanKernels(arch, symbol, PersistentOf(f, symbol)).VisitStmt(f->body);
       out.CopyOnWrite()->body = LowerTileKernelsSIMT(planned, symbol, arch);
       if (FirstTileConstruct(out)) {
         TVM_FFI_THROW(ValueError) << "LowerTileOps: function '" << symbol

@@ -53,8 +53,8 @@ class Hopper : public TileLowering {
   using StmtExprMutator::VisitExpr_;
   using StmtExprMutator::VisitStmt_;
 
-  Hopper(const TileKernelPlan& plan, std::string function)
-      : TileLowering(std::move(function)), plan_(plan) {}
+  Hopper(const TileKernelPlan& plan, std::string function, Persistent mode)
+      : TileLowering(std::move(function)), plan_(plan), mode_(mode) {}
 
   Stmt Lower(const ForNode* kernel) {
     std::vector<const ForNode*> blocks{kernel};
@@ -99,7 +99,8 @@ class Hopper : public TileLowering {
         (after ? post : pre).push_back(s);
       }
     }
-    if (!plan_.fused) Persistence(blocks);
+    Persistence(blocks);
+    MakeBars();
     std::vector<Stmt> consumer;
     // The producer needs few registers; the consumers take the rest of the 64K (FA3's split).
     if (plan_.threads >= 256) {
@@ -117,11 +118,21 @@ class Hopper : public TileLowering {
       tile_i_ = Var("tile_i");
       for (const Stmt& s : pre) tile.push_back(VisitStmt(s));
       tile.push_back(ConsumerLoop());
+      if (ReloadsPreloads()) {
+        // The loop's gemms have completed: the producer may load the next tile's preloads.
+        tile.push_back(IfThenElse(EQ(floormod(tx_, Int32(32)), Int32(0)),
+                                  Intrin("ptx_mbarrier_arrive", {PreloadEmptyBar()})));
+      }
+      if (running_) tile.push_back(Advance({}));
       for (const Stmt& s : post) tile.push_back(VisitStmt(s));
+      std::vector<Stmt> walk;
+      if (running_) walk.push_back(BufferStore(ring_iter_, Int32(0), {Int32(0)}));
+      if (persistent_ && pingpong_start_.defined()) walk.push_back(pingpong_start_);
+      walk.push_back(persistent_ ? TileWalk(Seq(tile), {}, tile_i_) : Seq(tile));
       consumer.push_back(LetStmt(wg_,
                                  Call(DataType::Int(32), builtin::shfl_sync(),
                                       {floordiv(tx_, Int32(128)), Int32(0), Int32(32)}),
-                                 persistent_ ? TileWalk(Seq(tile), {}, tile_i_) : Seq(tile)));
+                                 Seq(walk)));
       if (stored_) {
         // The last stores must have read the staging tile before the block's shared memory goes.
         consumer.push_back(IfThenElse(EQ(floormod(tx_, Int32(128)), Int32(0)),
@@ -139,10 +150,15 @@ class Hopper : public TileLowering {
         own[b->loop_var.get()] = Var(tvm::ffi::make_object<VarNode>(*b->loop_var.get()));
       }
       tile_i_ = Var("tile_i");
-      Stmt loads = ProducerLoop(persistent_ ? own : VarMap{});
-      if (!plan_.preloads.empty()) loads = SeqStmt::Flatten(Array<Stmt>{Preloads(), loads});
-      producer.push_back(IfThenElse(EQ(tx_, Int32(consumers_)),
-                                    persistent_ ? TileWalk(loads, own, tile_i_) : loads));
+      VarMap mine = persistent_ ? own : VarMap{};
+      Stmt loads = ProducerLoop(mine);
+      if (!plan_.preloads.empty()) loads = SeqStmt::Flatten(Array<Stmt>{Preloads(mine), loads});
+      if (running_) loads = SeqStmt::Flatten(Array<Stmt>{loads, Advance(mine)});
+      Stmt walk = persistent_ ? TileWalk(loads, own, tile_i_) : loads;
+      if (running_) {
+        walk = SeqStmt::Flatten(Array<Stmt>{BufferStore(ring_iter_, Int32(0), {Int32(0)}), walk});
+      }
+      producer.push_back(IfThenElse(EQ(tx_, Int32(consumers_)), walk));
     }
 
     std::vector<Stmt> init;
@@ -154,6 +170,9 @@ class Hopper : public TileLowering {
       }
     }
     init.push_back(Intrin("ptx_mbarrier_init", {PreloadBar(), Int32(1)}));
+    if (ReloadsPreloads()) {
+      init.push_back(Intrin("ptx_mbarrier_init", {PreloadEmptyBar(), Int32(consumers_ / 32)}));
+    }
     init.push_back(Intrin("ptx_fence_mbarrier_init", {}));
     Stmt threads_body = SeqStmt::Flatten(Array<Stmt>{
         IfThenElse(EQ(tx_, Int32(0)), Seq(init)),
@@ -170,6 +189,10 @@ class Hopper : public TileLowering {
       const Buffer& p = packs_.at(data);
       threads_body = Allocate(p->data, p->dtype, {p->shape[0]}, MakeConst(DataType::Bool(), 1),
                               DeclBuffer(p, threads_body));
+    }
+    if (running_) {
+      threads_body = Allocate(ring_iter_->data, ring_iter_->dtype, {Int32(1)},
+                              MakeConst(DataType::Bool(), 1), DeclBuffer(ring_iter_, threads_body));
     }
     for (auto it = inner.rbegin(); it != inner.rend(); ++it)
       threads_body = WithBody(*it, threads_body);
@@ -196,6 +219,11 @@ class Hopper : public TileLowering {
       Map<String, Any> ann = kernel->annotations;
       ann.erase("tessel.tile_kernel");
       for (const auto& [k, v] : DescribePlan(plan_)) ann.Set(k, v);
+      std::string how = "; persistent: at most " + std::to_string(kPersistentBlocks) +
+                        " blocks walk the " + std::to_string(blocks.size()) + "-D grid's tiles";
+      if (running_) how += ", stages counted across tiles of different trip counts";
+      if (ReloadsPreloads()) how += ", the preloaded tiles reloaded per tile";
+      ann.Set("tessel.tile_plan", String(ann.Get("tessel.tile_plan")->cast<String>() + how));
       return WithSpan(For(bid_, Int32(0), grid_, ForKind::kThreadBinding, s, "blockIdx.x", ann),
                       kernel->span);
     }
@@ -320,10 +348,16 @@ class Hopper : public TileLowering {
       groups_.emplace_back();
       for (const TmaCopy& c : plan_.copies) groups_.back().push_back(&c);
     }
-    // Full and empty barriers per group and stage, then one for the preloaded tiles.
-    bars_ = MakeBuffer("tile_bars", DataType::UInt(64), {Int32(2 * Groups() * plan_.stages + 1)},
-                       "shared");
   }
+
+  // Full and empty barriers per group and stage, then a full one for the preloaded tiles and, in
+  // a persistent walk that reloads them per tile, an empty one.
+  void MakeBars() {
+    bars_ =
+        MakeBuffer("tile_bars", DataType::UInt(64),
+                   {Int32(2 * Groups() * plan_.stages + (ReloadsPreloads() ? 2 : 1))}, "shared");
+  }
+  bool ReloadsPreloads() const { return persistent_ && !plan_.preloads.empty(); }
 
   int64_t Groups() const { return static_cast<int64_t>(groups_.size()); }
   PrimExpr FullBar(int64_t g, const PrimExpr& s) const {
@@ -333,6 +367,9 @@ class Hopper : public TileLowering {
     return AddressOf(bars_, add(Int32((Groups() + g) * plan_.stages), s));
   }
   PrimExpr PreloadBar() const { return AddressOf(bars_, Int32(2 * Groups() * plan_.stages)); }
+  PrimExpr PreloadEmptyBar() const {
+    return AddressOf(bars_, Int32(2 * Groups() * plan_.stages + 1));
+  }
 
   // The TMA loads of copy `c` into stage `stage_at` (an element offset) of its ring, block by
   // block, coordinates through `to_ko`.
@@ -377,37 +414,62 @@ class Hopper : public TileLowering {
     FailAt("no ring for shared tile " + std::string(b->name));
   }
 
-  // Persistent when the grid is blockIdx.x (and .y) from 0 and the loop's trip count is the same
-  // for every tile: kPersistentBlocks blocks then walk the tiles, so that the producer loads the
-  // next tile while the consumers write the last one and no wave is left part-empty.
+  // Persistent (see Persistent) when the grid is blockIdx.x (.y, .z) from 0: kPersistentBlocks
+  // blocks then walk the tiles, so that the producer loads the next tile while the consumers
+  // finish the last one and no wave is left part-empty. By default only a plain pipelined kernel
+  // of at most two grid dimensions whose loop has the same trip count for every tile; with kOn
+  // also a fused one, three dimensions, and trip counts that vary by tile, the stage and phase
+  // then counted by a running iteration (ring_iter_) in each role.
   void Persistence(const std::vector<const ForNode*>& blocks) {
+    static const char* const kTags[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
+    if (mode_ == Persistent::kOff || (plan_.fused && mode_ != Persistent::kOn)) return;
+    bool on = mode_ == Persistent::kOn;
     std::unordered_set<const VarNode*> block_vars;
-    bool ok = blocks.size() <= 2;
+    bool ok = blocks.size() <= (on ? 3u : 2u);
     for (size_t i = 0; ok && i < blocks.size(); ++i) {
-      ok = ConstOf(blocks[i]->min) == 0 &&
-           std::string(blocks[i]->thread_tag) == (i == 0 ? "blockIdx.x" : "blockIdx.y");
+      ok = ConstOf(blocks[i]->min) == 0 && std::string(blocks[i]->thread_tag) == kTags[i];
       block_vars.insert(blocks[i]->loop_var.get());
     }
-    PostOrderVisit(plan_.pipelined->extent, [&](const ObjectRef& n) {
-      if (block_vars.count(static_cast<const VarNode*>(n.get()))) ok = false;
-    });
-    PostOrderVisit(plan_.pipelined->min, [&](const ObjectRef& n) {
-      if (block_vars.count(static_cast<const VarNode*>(n.get()))) ok = false;
-    });
+    bool varies = false;
+    for (const PrimExpr& e : {plan_.pipelined->extent, plan_.pipelined->min}) {
+      PostOrderVisit(e, [&](const ObjectRef& n) {
+        if (block_vars.count(static_cast<const VarNode*>(n.get()))) varies = true;
+      });
+    }
+    if (varies && !on) ok = false;
     persistent_ = ok;
     if (!ok) return;
+    running_ = varies;
+    if (running_) ring_iter_ = MakeBuffer("ring_iter", DataType::Int(32), {Int32(1)}, "local");
     blocks_ = blocks;
-    gx_ = cast(DataType::Int(32), blocks[0]->extent);
-    gy_ = blocks.size() > 1 ? cast(DataType::Int(32), blocks[1]->extent) : PrimExpr(Int32(1));
-    grid_ = min(mul(gx_, gy_), Int32(kPersistentBlocks));
+    auto extent = [&](size_t i) {
+      return i < blocks.size() ? cast(DataType::Int(32), blocks[i]->extent) : PrimExpr(Int32(1));
+    };
+    gx_ = extent(0);
+    gy_ = extent(1);
+    gz_ = extent(2);
+    grid_ = min(mul(mul(gx_, gy_), gz_), Int32(kPersistentBlocks));
     bid_ = Var("bid");
+  }
+
+  // Adds this tile's trip count to the running iteration (`own`: the role's block variables).
+  Stmt Advance(const VarMap& own) {
+    PrimExpr n = cast(DataType::Int(32), Substitute(plan_.pipelined->extent, own));
+    return BufferStore(ring_iter_, add(BufferLoad(ring_iter_, {Int32(0)}), max(n, Int32(0))),
+                       {Int32(0)});
   }
 
   // for i in [0, my tiles): t = bid + i * grid; (bx, by) of tile t; body. Tiles go in groups of 8
   // rows of blocks (blockIdx.y), 8 consecutive blocks sharing a column (blockIdx.x): in L2
-  // together. `own`: the block variables to bind instead of the kernel's.
+  // together. With three grid dimensions, t is (bx, by, bz) with bx fastest, so that the blocks
+  // of one wave share a few (by, bz), attention's heads, and with them their keys and values in
+  // L2; bx runs down in even heads and up in odd ones. In order, a block's bx would be fixed modulo
+  // gcd(grid, gx) (4 for 132 blocks and 32 row tiles), and under a causal mask, whose work grows
+  // with bx, the busiest block would do 12% more than the mean (20% at 16 row tiles; a model of
+  // the walk, not a measurement); alternating, 3%.
+  // `own`: the block variables to bind instead of the kernel's.
   Stmt TileWalk(const Stmt& body, const VarMap& own, const Var& i) {
-    PrimExpr total = mul(gx_, gy_);
+    PrimExpr total = mul(mul(gx_, gy_), gz_);
     PrimExpr mine = floordiv(sub(add(total, grid_), add(bid_, Int32(1))), grid_);
     PrimExpr t = add(bid_, mul(i, grid_));
     PrimExpr group = mul(gx_, Int32(8));
@@ -422,6 +484,13 @@ class Hopper : public TileLowering {
                                         : b->loop_var;
     };
     Stmt s = body;
+    if (blocks_.size() == 3) {
+      PrimExpr j = floormod(t, gx_), h = floordiv(t, gx_);
+      x = Select(EQ(floormod(h, Int32(2)), Int32(0)), sub(sub(gx_, Int32(1)), j), j);
+      y = floormod(h, gy_);
+      PrimExpr z = floordiv(h, gy_);
+      s = LetStmt(var(blocks_[2]), cast(blocks_[2]->loop_var.dtype(), z), s);
+    }
     if (blocks_.size() > 1) s = LetStmt(var(blocks_[1]), cast(blocks_[1]->loop_var.dtype(), y), s);
     s = LetStmt(var(blocks_[0]), cast(blocks_[0]->loop_var.dtype(), blocks_.size() > 1 ? x : t), s);
     return For(i, Int32(0), mine, ForKind::kSerial, s);
@@ -431,6 +500,7 @@ class Hopper : public TileLowering {
   PrimExpr Iter(const Var& ko) const {
     PrimExpr it = sub(ko, cast(ko.dtype(), plan_.pipelined->min));
     if (!persistent_) return it;
+    if (running_) return add(cast(it.dtype(), BufferLoad(ring_iter_, {Int32(0)})), it);
     return add(mul(cast(it.dtype(), tile_i_), cast(it.dtype(), plan_.pipelined->extent)), it);
   }
   PrimExpr StageOf(const PrimExpr& it) const {
@@ -446,7 +516,8 @@ class Hopper : public TileLowering {
     // The consumers' loop binds the loop's own variable; this one gets a fresh one.
     Var ko(tvm::ffi::make_object<VarNode>(*loop->loop_var.get()));
     to_ko[loop->loop_var.get()] = ko;
-    PrimExpr it = Iter(ko), s = StageOf(it), phase = PhaseOf(it);
+    // In the producer's own block variables (a persistent walk binds its own).
+    PrimExpr it = Substitute(Iter(ko), to_ko), s = StageOf(it), phase = PhaseOf(it);
     std::vector<Stmt> body;
     for (int64_t g = 0; g < Groups(); ++g) {
       body.push_back(Intrin("ptx_mbarrier_wait", {EmptyBar(g, s), bitwise_xor(phase, Int32(1))}));
@@ -460,7 +531,8 @@ class Hopper : public TileLowering {
         }
       }
     }
-    return For(ko, loop->min, loop->extent, ForKind::kSerial, Seq(body));
+    return For(ko, Substitute(loop->min, to_ko), Substitute(loop->extent, to_ko), ForKind::kSerial,
+               Seq(body));
   }
 
   // The wgmma steps of gemm `g` reading stage `s` of its rings (A from registers when it is a
@@ -829,21 +901,38 @@ class Hopper : public TileLowering {
     if (pingpong) {
       start = IfThenElse(EQ(floordiv(tx_, Int32(128)), Int32(1)),
                          Intrin("ptx_named_barrier_arrive", {Int32(3), Int32(256)}));
+      // A persistent walk lets warpgroup 0 go first once, before its first tile: the turns then
+      // alternate across tiles, and each warpgroup syncs as often as the other arrives.
+      if (persistent_) {
+        pingpong_start_ = start;
+        start = Evaluate(Int32(0));
+      }
     }
     return IfThenElse(GT(n, MakeConst(n.dtype(), 0)),
                       SeqStmt::Flatten(Array<Stmt>{start, head, rest, Seq(tail)}));
   }
 
-  // The producer's loads of the tiles copied before the loop, on their own barrier.
-  Stmt Preloads() {
+  // The producer's loads of the tiles copied before the loop, on their own barrier; in a
+  // persistent walk each tile's once the consumers have released the last tile's (phase
+  // tile_i % 2 of the empty barrier: the first wait, on the phase before, passes at once).
+  Stmt Preloads(const VarMap& own) {
     int64_t bytes = 0;
     std::vector<Stmt> out;
-    for (const TmaCopy& c : plan_.preloads) {
-      bytes += RingOf(c.dst).tile_bytes;
-      for (Stmt& l : TmaLoads(c, Int32(0), PreloadBar(), {})) out.push_back(l);
+    if (ReloadsPreloads()) {
+      out.push_back(
+          Intrin("ptx_mbarrier_wait", {PreloadEmptyBar(), bitwise_xor(TileParity(), Int32(1))}));
     }
-    out.insert(out.begin(), Intrin("ptx_mbarrier_arrive_expect_tx", {PreloadBar(), Int32(bytes)}));
+    for (const TmaCopy& c : plan_.preloads) bytes += RingOf(c.dst).tile_bytes;
+    out.push_back(Intrin("ptx_mbarrier_arrive_expect_tx", {PreloadBar(), Int32(bytes)}));
+    for (const TmaCopy& c : plan_.preloads) {
+      for (Stmt& l : TmaLoads(c, Int32(0), PreloadBar(), own)) out.push_back(l);
+    }
     return Seq(out);
+  }
+
+  // The phase of the preload barriers in the current tile of a walk.
+  PrimExpr TileParity() const {
+    return persistent_ ? floormod(cast(DataType::Int(32), tile_i_), Int32(2)) : PrimExpr(Int32(0));
   }
 
   // for r in [0, regs): body(r, logical indices of register r of this thread).
@@ -879,7 +968,7 @@ class Hopper : public TileLowering {
   Stmt Copy(const CallNode* call) override {
     for (const TmaCopy& c : plan_.preloads) {
       // The producer loads it; the consumers wait for it here.
-      if (c.call == call) return Intrin("ptx_mbarrier_wait", {PreloadBar(), Int32(0)});
+      if (c.call == call) return Intrin("ptx_mbarrier_wait", {PreloadBar(), TileParity()});
     }
     TileRegion src = Region(call, 0), dst = Region(call, 1);
     size_t rank = std::min(src.extents.size(), dst.extents.size());
@@ -1208,9 +1297,13 @@ class Hopper : public TileLowering {
   static constexpr int64_t kPersistentBlocks = 132;
 
   const TileKernelPlan& plan_;
+  Persistent mode_;
   bool persistent_ = false;
+  bool running_ = false;  // persistent with trip counts that vary by tile: ring_iter_ counts
+  Buffer ring_iter_;      // the iterations of the tiles walked so far (each role its own)
+  Stmt pingpong_start_;   // a persistent walk's first turn, before its first tile
   std::vector<const ForNode*> blocks_;
-  PrimExpr gx_, gy_, grid_;
+  PrimExpr gx_, gy_, gz_, grid_;
   Var bid_, tile_i_;
   Buffer staging_;        // the TMA store's staging tile, once a T.copy needs it
   Buffer staging_pairs_;  // its 32-bit view, for 16-bit outputs stored in pairs
@@ -1230,8 +1323,8 @@ class Hopper : public TileLowering {
 }  // namespace
 
 Stmt LowerTileKernelHopper(const ForNode* kernel, const TileKernelPlan& plan,
-                           const std::string& function) {
-  return Hopper(plan, function).Lower(kernel);
+                           const std::string& function, Persistent persistent) {
+  return Hopper(plan, function, persistent).Lower(kernel);
 }
 
 PrimExpr TmaDescribable(const TileKernelPlan& plan) {

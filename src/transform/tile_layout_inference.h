@@ -95,7 +95,8 @@ struct TileKernelPlan {
   int64_t stages = 0;
   // The loop holds more than copies and gemms (or a gemm reads registers or copies precede the
   // loop): the consumers run its statements in order, each gemm to completion, and release the
-  // stage at the end of the iteration; one tile per block (not persistent).
+  // stage at the end of the iteration; one tile per block unless the function asks for a
+  // persistent walk (Persistent::kOn).
   bool fused = false;
   // Fused, when the loop ends in a second T.gemm whose fragments (A from registers, C) neither
   // the statements up to the first T.gemm nor that gemm touch: it is issued one iteration late,
@@ -139,9 +140,17 @@ ir::Array<ir::PrimExpr> WgmmaElement(const ir::PrimExpr& thread, const ir::PrimE
 // registers 4j + 2 local + c hold.
 ir::PrimExpr WgmmaRow(const ir::PrimExpr& thread, const ir::PrimExpr& local);
 
+// Whether a warp-specialized kernel walks its tiles from one block per SM (the function's
+// "tessel.persistent" attribute). By default only a plain pipelined kernel (copies and gemms, at
+// most two grid dimensions, the same trip count for every tile) is persistent; kOn also makes a
+// fused one persistent (attention: the next tile's Q and K/V load while the consumers finish
+// this one), with three grid dimensions and trip counts that vary by tile (causal); kOff never.
+enum class Persistent { kDefault, kOn, kOff };
+
 // The warp-specialized lowering of `kernel` by `plan` (src/transform/lower_tile_ops_hopper.cc).
 ir::Stmt LowerTileKernelHopper(const ir::ForNode* kernel, const TileKernelPlan& plan,
-                               const std::string& function);
+                               const std::string& function,
+                               Persistent persistent = Persistent::kDefault);
 
 // The host condition under which the TMA copies of `plan` can describe their tensors: every
 // dimension positive and every stride but the innermost a multiple of 16 bytes.

@@ -29,13 +29,18 @@ CAUSAL_LOOP = "for k in T.Pipelined(T.min(T.ceildiv(S, 128), bx + 1), num_stages
 CAUSAL_MASK = "T.if_then_else(k * 128 + j <= T.min(bx * 128 + i, S - 1),"
 
 
+PERSISTENT_ATTR = '"tir.noalias": True}'
+
+
 def attention_text(head_dim=64, dtype="float16", causal=False, block=128, keys=128, rows=128,
-                   reverse=False):
+                   reverse=False, persistent=None):
     """The example for a head dim, dtype and mask; `block` query rows (and key rows) a tile, or
     with `keys` key tiles of that many rows (FA3 takes 176 at head dim 128) and `rows` query rows
     a block (192: three consumer warpgroups, FA3's choice at head dim 64). `reverse`: block bx
     takes the query rows of block ceildiv(S, rows) - 1 - bx, so that under the causal mask the
-    blocks with the most key tiles start first (FA3's order)."""
+    blocks with the most key tiles start first (FA3's order). `persistent`: the function's
+    "tessel.persistent" attribute (True: the Hopper kernel walks the tiles from one block per SM),
+    absent when None."""
     assert FULL_LOOP in TEXT and FULL_MASK in TEXT
     text = TEXT
     if causal:
@@ -74,6 +79,10 @@ def attention_text(head_dim=64, dtype="float16", causal=False, block=128, keys=1
     text = text.replace(", 64)", f", {head_dim})")
     if reverse:
         text = re.sub(r"\bbx\b(?!, by, bz\))", f"(T.ceildiv(S, {rows}) - 1 - bx)", text)
+    if persistent is not None:
+        assert PERSISTENT_ATTR in text
+        text = text.replace(PERSISTENT_ATTR,
+                            f'"tir.noalias": True, "tessel.persistent": {persistent}}}')
     scale = math.log2(math.e) / math.sqrt(head_dim)
     return text.replace("0.18033688011112042", repr(scale)).replace('"float16"', f'"{dtype}"')
 
@@ -281,6 +290,63 @@ def test_attention_compiles_for_cuda(causal):
     assert "exp2" in src and "__syncthreads()" in src
 
 
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_a_persistent_attention_walks_the_tiles_from_one_block_per_sm(causal):
+    from test_tile_hopper import planned
+
+    ir = planned(attention_text(64, "float16", causal, persistent=True))
+    plan = re.search(r'"tessel.tile_plan": "warp-specialized[^"]*"', ir).group(0)
+    assert plan.endswith("persistent: at most 132 blocks walk the 3-D grid's tiles" +
+                         (", stages counted across tiles of different trip counts" if causal
+                          else "") + ', the preloaded tiles reloaded per tile"')
+    # One block per SM (or per tile, when fewer), each walking tiles t = bid + i * grid; bx runs
+    # down in even heads and up in odd ones, so that no block is stuck with the long causal rows.
+    assert ('for bid in T.thread_binding(T.min((S + 127) // 128 * H * B, 132), '
+            'thread="blockIdx.x"') in ir
+    assert "blockIdx.y" not in ir.split("SIMT: the fallback")[0]
+    walks = re.findall(r"for (tile_i\w*) in range\(\(\(S \+ 127\) // 128 \* H \* B \+ "
+                       r"T.min\(\(S \+ 127\) // 128 \* H \* B, 132\) - \(bid \+ 1\)\) // "
+                       r"T.min\(\(S \+ 127\) // 128 \* H \* B, 132\)\):", ir)
+    assert len(walks) == 2  # the producer's and the consumers'
+    assert ir.count("bx: T.int32 = T.Select(") + ir.count("bx_1: T.int32 = T.Select(") == 2
+    # Q is reloaded per tile: the producer waits (phase tile_i % 2 ^ 1 of the empty barrier, 9)
+    # until the consumers' eight warps released the last tile's, after their loop.
+    producer, consumer = walks
+    assert "T.ptx_mbarrier_init(T.address_of(tile_bars_1[9]), 8," in ir
+    assert f"T.ptx_mbarrier_wait(T.address_of(tile_bars_1[9]), {producer} % 2 ^ 1," in ir
+    assert f"T.ptx_mbarrier_wait(T.address_of(tile_bars_1[8]), {consumer} % 2," in ir
+    assert ir.count("T.ptx_mbarrier_arrive(T.address_of(tile_bars_1[9])") == 1
+    # Causal trip counts differ by tile: stage and phase come from a running count of the
+    # iterations each role has walked, advanced by the tile's trip count.
+    if causal:
+        assert ir.count("ring_iter_1[0] = 0") == 2
+        assert ir.count("ring_iter_1[0] = ring_iter_1[0] + T.max(T.min((S + 127) // 128, "
+                        "bx") == 2
+        assert "T.address_of(tile_bars_1[(ring_iter_1[0] + k) % 2])" in ir
+    else:
+        assert "ring_iter" not in ir
+        assert f"T.address_of(tile_bars_1[({producer} * ((S + 127) // 128) + k) % 2])" in ir
+    # Warpgroup 1 lets 0 go first once, before the walk, not per tile.
+    assert ir.count("T.ptx_named_barrier_arrive(3, 256)") == 1
+    assert ir.index("T.ptx_named_barrier_arrive(3, 256)") < ir.index(f"for {consumer} in")
+    # Without the attribute: one block per tile, as before.
+    ir = planned(attention_text(64, "float16", causal))
+    assert "persistent:" not in ir and "tile_i" not in ir and 'thread="blockIdx.z"' in ir
+
+
+def test_the_persistent_attribute_turns_the_gemms_walk_off_and_is_checked():
+    from test_tile_hopper import GEMM, planned
+
+    assert "persistent: at most 132 blocks walk the 2-D grid's tiles" in planned(GEMM)
+    attr = '"tir.noalias": True}'
+    assert attr in GEMM
+    ir = planned(GEMM.replace(attr, '"tir.noalias": True, "tessel.persistent": False}'))
+    assert "persistent:" not in ir and "tile_i" not in ir and 'thread="blockIdx.y"' in ir
+    with pytest.raises(ValueError, match='attribute "tessel.persistent" must be True or False, '
+                                         'got the string "yes"'):
+        planned(GEMM.replace(attr, '"tir.noalias": True, "tessel.persistent": "yes"}'))
+
+
 from conftest import gpu_torch as _cuda_torch  # noqa: E402
 
 
@@ -317,6 +383,29 @@ def test_attention_matches_torch_on_the_gpu(causal, d, dtype, s, fm, keys, rows,
 @pytest.mark.skipif(_cuda_torch() is None,
                     reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d,dtype", [(64, "float16"), (128, "float16"), (64, "bfloat16"),
+                                     (128, "bfloat16")])
+@pytest.mark.parametrize("b,h,s,rows", [(2, 16, 700, 128), (1, 8, 4096, 128), (3, 5, 1000, 192),
+                                        (1, 1, 300, 128)])
+def test_a_persistent_attention_matches_torch_on_the_gpu(causal, d, dtype, b, h, s, rows):
+    # More tiles than blocks (up to 4096 / 128 * 8 = 256 for 132), so that blocks walk several
+    # tiles of different trip counts, and fewer (one head of 300 rows: three blocks).
+    if rows == 192 and d == 128:
+        pytest.skip("192 query rows are for head dim 64")
+    torch = _cuda_torch()
+    t = getattr(torch, dtype)
+    q, k, v = (torch.randn(b, h, s, d, device="cuda").to(t) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    tessel.build(attention_text(d, dtype, causal, rows=rows, persistent=True),
+                 target="cuda -arch=sm_90a -fast-math")["flash_attention"](q, k, v, o)
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
+                                                            is_causal=causal)
+    torch.testing.assert_close(o.float(), want, atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.skipif(_cuda_torch() is None,
+                    reason="needs PyTorch and a CUDA GPU (the device machine runs these)")
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("gain", [40, 6], ids=["steep", "gentle"])
 @pytest.mark.parametrize("rows", [128, 192])
 def test_attention_with_rising_scores_matches_torch_on_the_gpu(causal, gain, rows):
@@ -347,8 +436,10 @@ def test_the_simt_form_with_large_key_tiles_on_the_gpu(d, keys):
     torch.testing.assert_close(o.cpu().float(), want, atol=2e-2, rtol=2e-2)
 
 
-@pytest.mark.parametrize("d,causal", [(64, False), (128, True)])
-def test_ptxas_issues_the_attention_wgmmas_without_serializing_them(d, causal, tmp_path):
+@pytest.mark.parametrize("d,causal,persistent", [(64, False, None), (128, True, None),
+                                                 (128, True, True), (64, True, True)])
+def test_ptxas_issues_the_attention_wgmmas_without_serializing_them(d, causal, persistent,
+                                                                    tmp_path):
     # P is packed into 32-bit registers before the wgmma fence: packed after it, ptxas inserted a
     # warpgroup arrive before each wgmma (C7519) and, with named barriers between the warpgroups,
     # serialized them (C7520). Needs nvcc (ptxas's report); NVRTC does not print it.
@@ -358,7 +449,7 @@ def test_ptxas_issues_the_attention_wgmmas_without_serializing_them(d, causal, t
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not Path(nvcc).exists():
         pytest.skip("needs nvcc for ptxas -v")
-    src = tessel.build(attention_text(d, "float16", causal),
+    src = tessel.build(attention_text(d, "float16", causal, persistent=persistent),
                        target="cuda -arch=sm_90a").get_source("cuda")
     cu = tmp_path / "attn.cu"
     cu.write_text(src)
