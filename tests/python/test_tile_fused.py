@@ -68,7 +68,8 @@ def test_the_plan_on_hopper_is_warp_specialized_with_row_statistics():
 
     ir = planned(TEXT)
     assert ('"tessel.tile_plan": "warp-specialized: 1 consumer warpgroup(s) run wgmma, a producer '
-            'warpgroup issues TMA into 2 stages"') in ir
+            'warpgroup issues TMA into 2 stages; persistent: at most 132 blocks walk the 1-D grid\'s '
+            'tiles"') in ir
     for name in ("row_max", "row_sum"):
         assert (f'"{name}": "one value per wgmma accumulator row, in the row\'s four threads: '
                 f'rows of S_f by T.reduce') in ir

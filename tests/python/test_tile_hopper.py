@@ -35,7 +35,8 @@ def planned(text, arch="sm_90a"):
 def test_the_plan_of_the_gemm_is_warp_specialized_and_says_so():
     ir = planned(GEMM)
     assert ('"tessel.tile_plan": "warp-specialized: 2 consumer warpgroup(s) run wgmma, a producer '
-            'warpgroup issues TMA into 3 stages"') in ir
+            'warpgroup issues TMA into 3 stages; persistent: at most 132 blocks walk the 2-D grid\'s '
+            'tiles"') in ir
     assert '"A_s": "128-byte swizzle: T.copy by TMA, read by wgmma"' in ir
     assert '"C_f": "wgmma accumulator m64n256 (warpgroup w: rows 64w..64w+63): C of T.gemm' in ir
     # The fallback kernel for tensors TMA cannot describe, under the host test.
