@@ -19,7 +19,9 @@
 // The statements before and after the loop run on the consumers only, over fragments in their
 // planned layouts (the wgmma accumulator: register r of thread t is WgmmaElement(t, r);
 // replicated fragments: every consumer holds all of it). The mbarriers order every shared access,
-// so the kernel is marked for InjectSharedBarriers to leave alone.
+// so the kernel is marked for InjectSharedBarriers to leave alone. A persistent kernel
+// (Persistence) wraps both roles in the same walk over the tiles; tests/python/hopper_protocol.py
+// checks the protocol of the result on the CPU.
 #include <tessel/ir/substitute.h>
 #include <tessel/transform/inject_shared_barriers.h>
 #include <tvm/ffi/extra/structural_equal.h>
