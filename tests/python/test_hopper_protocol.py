@@ -52,8 +52,9 @@ def test_the_attention_keeps_its_protocol(causal, d, rows):
 
 def test_the_persistent_gemms_keep_their_protocol():
     # Every tile of a block has the same trip count; 8 x 20 = 160 tiles of 128 x 256.
-    gemm = lower_for_hopper((ROOT / "examples" / "tile_gemm_hopper.py").read_text())
-    run(gemm, {"M": 1000, "N": 2048, "K": 1000}, [{"bid": 0}, {"bid": 27}, {"bid": 131}])
+    for example in ("tile_gemm_hopper.py", "tile_gemm_gelu.py"):
+        gemm = lower_for_hopper((ROOT / "examples" / example).read_text())
+        run(gemm, {"M": 1000, "N": 2048, "K": 1000}, [{"bid": 0}, {"bid": 27}, {"bid": 131}])
     # The reduction epilogue and the TMA store through a staging tile, over a 1-D grid.
     fused = lower_for_hopper((ROOT / "examples" / "gemm_softmax.py").read_text())
     run(fused, {"M": 9000, "N": 256, "K": 300}, [{"bid": 0}, {"bid": 9}, {"bid": 131}])
