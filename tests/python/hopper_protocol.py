@@ -16,7 +16,9 @@ fragments is skipped. It raises ProtocolError when
 - a wgmma reads a stage whose load has not landed, whose content is another phase's than the
   one this warp waited for, or another tile's (the producer's block indices at the load are
   not the consumer's);
-- a TMA load overwrites a stage that a wgmma group not yet waited for still reads.
+- a TMA load overwrites a stage that a wgmma group not yet waited for still reads;
+- a thread writes a staging tile that a TMA store not yet waited for reads, or a TMA store reads
+  a region of it that a warp of the block wrote and has not fenced (fence.proxy.async) since.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ SYNC_OPS = {
     "ptx_mbarrier_arrive_expect_tx", "ptx_tma_load", "ptx_wgmma_mma_async",
     "ptx_wgmma_mma_async_rs", "ptx_wgmma_commit_group", "ptx_wgmma_wait_group",
     "ptx_named_barrier_sync", "ptx_named_barrier_arrive", "tvm_storage_sync",
+    "ptx_tma_store", "ptx_tma_store_commit_group", "ptx_tma_store_wait_group",
+    "ptx_fence_proxy_async",
 }
 
 
@@ -95,6 +99,9 @@ class _Role:
         self.open: list = []       # reads of the group being issued
         self.blocked_on = ""
         self.env: dict = {}
+        self.stores: list = []       # committed TMA store groups: lists of (tile, lo, hi)
+        self.open_stores: list = []
+        self.unfenced: list = []     # staging (tile, element) written since the last fence
 
 
 class Model:
@@ -217,7 +224,8 @@ class Model:
         elif kind == "SeqStmt":
             r = any(self.syncs(c) for c in s.seq)
         elif kind == "BufferStore":
-            r = str(s.buffer.dtype).startswith("int")  # the running iteration count
+            # The running iteration count, and writes of a shared staging tile.
+            r = str(s.buffer.dtype).startswith("int") or str(s.buffer.scope).startswith("shared")
         elif kind == "IfThenElse":
             r = self.syncs(s.then_case) or (s.else_case is not None and self.syncs(s.else_case))
         elif hasattr(s, "body"):
@@ -265,6 +273,9 @@ class Model:
         elif kind in ("DeclBuffer", "AttrStmt"):
             yield from self.run(s.body, role, env)
         elif kind == "BufferStore":
+            if str(s.buffer.scope).startswith("shared"):
+                self.write_staging(s.buffer, self.value(s.indices[0], env), role)
+                return
             mem = env.setdefault("__mem__", {}).setdefault(s.buffer.data, {})
             mem[self.value(s.indices[0], env)] = self.value(s.value, env)
         elif kind == "Evaluate":
@@ -365,6 +376,24 @@ class Model:
                     yield False
                 role.blocked_on = ""
             yield True
+        elif name == "ptx_tma_store":
+            tile, lo = v(1)
+            tile = tile.replace("_pairs", "")
+            hi = lo + self._box_elems(args[0])
+            for r in self.roles:
+                for name_, e in r.unfenced:
+                    if name_ == tile and lo <= e < hi:
+                        raise ProtocolError(f"{role.name}: a TMA store reads {tile}[{e}], which "
+                                            f"{r.name} wrote and has not fenced since")
+            role.open_stores.append((tile, lo, hi))
+        elif name == "ptx_tma_store_commit_group":
+            role.stores.append(role.open_stores)
+            role.open_stores = []
+        elif name == "ptx_tma_store_wait_group":
+            keep = v(0)
+            role.stores = role.stores[len(role.stores) - keep:] if keep else []
+        elif name == "ptx_fence_proxy_async":
+            role.unfenced = []
         elif name == "tvm_storage_sync":
             gen = self.block_sync["gen"]
             self.block_sync["arrived"] += 1
@@ -375,12 +404,29 @@ class Model:
                 yield False
             role.blocked_on = ""
 
+    def write_staging(self, buf, index: int, role: _Role) -> None:
+        # In elements of the tile: a 32-bit view of a 16-bit tile covers two of them.
+        tile = base_name(buf).replace("_pairs", "")
+        width = 2 if str(buf.dtype) == "uint32" else 1
+        for e in range(index * width, index * width + width):
+            for r in self.roles:
+                for group in r.stores + [r.open_stores]:
+                    for name, lo, hi in group:
+                        if name == tile and lo <= e < hi:
+                            raise ProtocolError(f"{role.name}: writes {tile}[{e}] while a TMA "
+                                                f"store of {r.name} not yet waited for reads it")
+            role.unfenced.append((tile, e))
+
     def _land(self) -> None:
         """Completes a random TMA load in flight."""
         k = self.rng.randrange(len(self.loads))
         stage, index, phase, tile, b, nbytes = self.loads.pop(k)
         self.content[stage] = (index, phase, tile)
         b.complete(nbytes)
+
+    @staticmethod
+    def _box_elems(desc) -> int:
+        return int(desc.args[-2].value) * int(desc.args[-1].value)
 
     @staticmethod
     def _box_bytes(desc) -> int:
@@ -441,6 +487,8 @@ class Model:
         for r in self.roles:
             if r.groups or r.open:
                 raise ProtocolError(f"{r.name} ended with wgmma groups not waited for")
+            if r.stores or r.open_stores:
+                raise ProtocolError(f"{r.name} ended with TMA stores not waited for")
         if self.loads:
             raise ProtocolError("the block ended with TMA loads in flight")
         return steps

@@ -1,11 +1,12 @@
 """The synchronization of the warp-specialized Hopper kernels, checked on the CPU by the model in
 hopper_protocol.py: the producer and each consumer warp run in random interleavings with TMA
-loads landing late, for blocks that walk several tiles of different trip counts. The last test
-breaks the protocol of a lowered kernel in the ways a lowering bug would (by editing its printed
-text and parsing it again) and checks that the model says what broke."""
+loads landing late, for blocks that walk several tiles of different trip counts. The last tests
+break the protocol of a lowered kernel in the ways a lowering bug would (by editing its printed
+text and parsing it again) and check that the model says what broke."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,38 @@ def test_the_model_catches_a_broken_protocol(old, new, says):
         run(parse(text.replace(old, new), "<broken>"), {"S": 4096, "B": 1, "H": 5},
             [{"bid": 0}, {"bid": 27}], seeds=(0, 1, 2))
     assert says in str(err.value), str(err.value)
+
+
+STORE_BROKEN = [
+    # The staging tile is written before the last tile's TMA stores have read it.
+    (0, "while a TMA store of consumer warp 0 not yet waited for reads it"),
+    # The block ends with TMA stores in flight.
+    (-1, "consumer warp 0 ended with TMA stores not waited for"),
+]
+
+
+@pytest.mark.parametrize("which,says", STORE_BROKEN, ids=["refill", "exit"])
+def test_the_model_catches_a_broken_tma_store(which, says):
+    # examples/gemm_softmax.py stores its rows through a staging tile by TMA, persistent over a
+    # 1-D grid (9000 rows: 141 tiles of 64, so blocks 0 .. 8 walk two).
+    text = str(lower_for_hopper((ROOT / "examples" / "gemm_softmax.py").read_text()))
+    waits = [m.start() for m in re.finditer(re.escape("T.ptx_tma_store_wait_group(0)"), text)]
+    assert len(waits) == 2
+    at = waits[which]
+    broken = text[:at] + "T.evaluate(0)" + text[at + len("T.ptx_tma_store_wait_group(0)"):]
+    parse = get_global_func("tessel.ir.ParseModule")
+    shapes = {"M": 9000, "N": 256, "K": 300}
+    run(parse(text, "<lowered>"), shapes, [{"bid": 0}], seeds=(0,))
+    with pytest.raises(ProtocolError) as err:
+        run(parse(broken, "<broken>"), shapes, [{"bid": 0}], seeds=(0, 1, 2))
+    assert says in str(err.value), str(err.value)
+
+
+def test_the_model_catches_an_unfenced_staging_write():
+    # Without fence.proxy.async the TMA store (the async proxy) may not see the threads' writes.
+    text = str(lower_for_hopper((ROOT / "examples" / "gemm_softmax.py").read_text()))
+    assert text.count("T.ptx_fence_proxy_async()") == 1
+    parse = get_global_func("tessel.ir.ParseModule")
+    with pytest.raises(ProtocolError, match="which consumer warp . wrote and has not fenced since"):
+        run(parse(text.replace("T.ptx_fence_proxy_async()", "T.evaluate(0)"), "<broken>"),
+            {"M": 9000, "N": 256, "K": 300}, [{"bid": 0}], seeds=(0, 1))
