@@ -125,10 +125,8 @@ class Hopper : public TileLowering {
         tile.push_back(IfThenElse(EQ(floormod(tx_, Int32(32)), Int32(0)),
                                   Intrin("ptx_mbarrier_arrive", {PreloadEmptyBar()})));
       }
-      if (running_) tile.push_back(Advance({}));
       for (const Stmt& s : post) tile.push_back(VisitStmt(s));
       std::vector<Stmt> walk;
-      if (running_) walk.push_back(BufferStore(ring_iter_, Int32(0), {Int32(0)}));
       if (persistent_ && pingpong_start_.defined()) walk.push_back(pingpong_start_);
       walk.push_back(persistent_ ? TileWalk(Seq(tile), {}, tile_i_) : Seq(tile));
       consumer.push_back(LetStmt(wg_,
@@ -155,12 +153,8 @@ class Hopper : public TileLowering {
       VarMap mine = persistent_ ? own : VarMap{};
       Stmt loads = ProducerLoop(mine);
       if (!plan_.preloads.empty()) loads = SeqStmt::Flatten(Array<Stmt>{Preloads(mine), loads});
-      if (running_) loads = SeqStmt::Flatten(Array<Stmt>{loads, Advance(mine)});
-      Stmt walk = persistent_ ? TileWalk(loads, own, tile_i_) : loads;
-      if (running_) {
-        walk = SeqStmt::Flatten(Array<Stmt>{BufferStore(ring_iter_, Int32(0), {Int32(0)}), walk});
-      }
-      producer.push_back(IfThenElse(EQ(tx_, Int32(consumers_)), walk));
+      producer.push_back(IfThenElse(EQ(tx_, Int32(consumers_)),
+                                    persistent_ ? TileWalk(loads, own, tile_i_) : loads));
     }
 
     std::vector<Stmt> init;
@@ -454,13 +448,6 @@ class Hopper : public TileLowering {
     bid_ = Var("bid");
   }
 
-  // Adds this tile's trip count to the running iteration (`own`: the role's block variables).
-  Stmt Advance(const VarMap& own) {
-    PrimExpr n = cast(DataType::Int(32), Substitute(plan_.pipelined->extent, own));
-    return BufferStore(ring_iter_, add(BufferLoad(ring_iter_, {Int32(0)}), max(n, Int32(0))),
-                       {Int32(0)});
-  }
-
   // for i in [0, my tiles): t = bid + i * grid; (bx, by) of tile t; body. Tiles go in groups of 8
   // rows of blocks (blockIdx.y), 8 consecutive blocks sharing a column (blockIdx.x): in L2
   // together. With three grid dimensions, t is (bx, by, bz) with bx fastest, so that the blocks
@@ -469,8 +456,10 @@ class Hopper : public TileLowering {
   // gcd(grid, gx) (4 for 132 blocks and 32 row tiles), and under a causal mask, whose work grows
   // with bx, the busiest block would do 12% more than the mean (20% at 16 row tiles; a model of
   // the walk, not a measurement); alternating, 3%.
-  // `own`: the block variables to bind instead of the kernel's.
-  Stmt TileWalk(const Stmt& body, const VarMap& own, const Var& i) {
+  // `own`: the block variables to bind instead of the kernel's. With trip counts that vary by tile,
+  // the walk also keeps the role's running iteration: 0 before the first tile, each tile's trip
+  // count added after it.
+  Stmt TileWalk(const Stmt& tile, const VarMap& own, const Var& i) {
     PrimExpr total = mul(mul(gx_, gy_), gz_);
     PrimExpr mine = floordiv(sub(add(total, grid_), add(bid_, Int32(1))), grid_);
     PrimExpr t = add(bid_, mul(i, grid_));
@@ -485,7 +474,13 @@ class Hopper : public TileLowering {
              : it->second.as<VarNode>() ? GetRef<Var>(it->second.as<VarNode>())
                                         : b->loop_var;
     };
-    Stmt s = body;
+    Stmt s = tile;
+    if (running_) {
+      PrimExpr n = cast(DataType::Int(32), Substitute(plan_.pipelined->extent, own));
+      s = SeqStmt::Flatten(Array<Stmt>{
+          s, BufferStore(ring_iter_, add(BufferLoad(ring_iter_, {Int32(0)}), max(n, Int32(0))),
+                         {Int32(0)})});
+    }
     if (blocks_.size() == 3) {
       PrimExpr j = floormod(t, gx_), h = floordiv(t, gx_);
       x = Select(EQ(floormod(h, Int32(2)), Int32(0)), sub(sub(gx_, Int32(1)), j), j);
@@ -495,7 +490,9 @@ class Hopper : public TileLowering {
     }
     if (blocks_.size() > 1) s = LetStmt(var(blocks_[1]), cast(blocks_[1]->loop_var.dtype(), y), s);
     s = LetStmt(var(blocks_[0]), cast(blocks_[0]->loop_var.dtype(), blocks_.size() > 1 ? x : t), s);
-    return For(i, Int32(0), mine, ForKind::kSerial, s);
+    Stmt walk = For(i, Int32(0), mine, ForKind::kSerial, s);
+    if (!running_) return walk;
+    return SeqStmt::Flatten(Array<Stmt>{BufferStore(ring_iter_, Int32(0), {Int32(0)}), walk});
   }
 
   // The iteration (from 0 over the whole walk), its stage and its phase.

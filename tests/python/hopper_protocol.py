@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, Callable
+from typing import Any
 
 from tessel._lib import get_global_func
 
@@ -46,6 +46,24 @@ SYNC_OPS = {
     "ptx_tma_store", "ptx_tma_store_commit_group", "ptx_tma_store_wait_group",
     "ptx_fence_proxy_async",
 }
+
+
+BINARY = {
+    "Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
+    "FloorDiv": lambda a, b: a // b, "FloorMod": lambda a, b: a % b,
+    "Div": lambda a, b: int(a / b), "Mod": lambda a, b: a - b * int(a / b),
+    "Min": min, "Max": max,
+    "EQ": lambda a, b: a == b, "NE": lambda a, b: a != b, "LT": lambda a, b: a < b,
+    "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b, "GE": lambda a, b: a >= b,
+}
+BITWISE = {"bitwise_xor": lambda a, b: a ^ b, "bitwise_and": lambda a, b: a & b,
+           "bitwise_or": lambda a, b: a | b, "shift_left": lambda a, b: a << b,
+           "shift_right": lambda a, b: a >> b}
+
+
+def keep_newest(groups: list, keep: int) -> list:
+    """The groups still in flight after a wait_group(keep) (wgmma or TMA store): the newest."""
+    return groups[len(groups) - keep:] if keep else []
 
 
 def lower_for_hopper(text: str):
@@ -115,7 +133,7 @@ class Model:
         self.kernel = self._find_kernel(func.body)
         plan = str(self.kernel.annotations["tessel.tile_plan"])
         self.stages = int(re.search(r"into (\d+) stages", plan).group(1))
-        self.steps = 0
+        self._sync_cache: dict = {}  # statement -> whether anything in it synchronizes
 
     # ---- finding the kernel ----
     def _find_kernel(self, s):
@@ -162,19 +180,11 @@ class Model:
             if isinstance(v, tuple):
                 return v
             return int(v)
-        binary = {
-            "Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
-            "FloorDiv": lambda a, b: a // b, "FloorMod": lambda a, b: a % b,
-            "Div": lambda a, b: int(a / b), "Mod": lambda a, b: a - b * int(a / b),
-            "Min": min, "Max": max,
-            "EQ": lambda a, b: a == b, "NE": lambda a, b: a != b, "LT": lambda a, b: a < b,
-            "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b, "GE": lambda a, b: a >= b,
-        }
-        if kind in binary:
+        if kind in BINARY:
             a = self.value(e.a, env)
             if isinstance(a, tuple) and kind == "Add":
                 return a  # a descriptor plus a step within its stage
-            return binary[kind](a, self.value(e.b, env))
+            return BINARY[kind](a, self.value(e.b, env))
         if kind == "And":
             return self.value(e.a, env) and self.value(e.b, env)
         if kind == "Or":
@@ -200,10 +210,7 @@ class Model:
                 return self.value(args[0], env)
             if name.endswith("shfl_sync"):
                 return self.value(args[0], env)  # lane 0's value, the same in the warp
-            ops = {"bitwise_xor": lambda a, b: a ^ b, "bitwise_and": lambda a, b: a & b,
-                   "bitwise_or": lambda a, b: a | b, "shift_left": lambda a, b: a << b,
-                   "shift_right": lambda a, b: a >> b}
-            for suffix, fn in ops.items():
+            for suffix, fn in BITWISE.items():
                 if name.endswith(suffix):
                     return fn(self.value(args[0], env), self.value(args[1], env))
             if name.endswith("if_then_else"):
@@ -213,10 +220,9 @@ class Model:
 
     # ---- which statements synchronize ----
     def syncs(self, s) -> bool:
-        key = s
-        cache = self.__dict__.setdefault("_sync_cache", {})
-        if key in cache:
-            return cache[key]
+        cache = self._sync_cache
+        if s in cache:
+            return cache[s]
         kind = type(s).__name__
         if kind == "Evaluate":
             v = s.value
@@ -232,7 +238,7 @@ class Model:
             r = self.syncs(s.body)
         else:
             r = False
-        cache[key] = r
+        cache[s] = r
         return r
 
     # ---- statements, as coroutines that yield when they wait ----
@@ -356,8 +362,7 @@ class Model:
             role.groups.append(role.open)
             role.open = []
         elif name == "ptx_wgmma_wait_group":
-            keep = v(0)
-            role.groups = role.groups[len(role.groups) - keep:] if keep else []
+            role.groups = keep_newest(role.groups, v(0))
         elif name in ("ptx_named_barrier_sync", "ptx_named_barrier_arrive"):
             bid, count = v(0), v(1)
             nb = self.named.setdefault(bid, {"arrived": 0, "gen": 0, "count": count})
@@ -390,8 +395,7 @@ class Model:
             role.stores.append(role.open_stores)
             role.open_stores = []
         elif name == "ptx_tma_store_wait_group":
-            keep = v(0)
-            role.stores = role.stores[len(role.stores) - keep:] if keep else []
+            role.stores = keep_newest(role.stores, v(0))
         elif name == "ptx_fence_proxy_async":
             role.unfenced = []
         elif name == "tvm_storage_sync":
@@ -512,13 +516,3 @@ def role_groups(roles) -> list:
             out.append(r.open)
     return out
 
-
-def check(text: str, shapes: dict, blocks: list, seeds=(0, 1)) -> Callable:
-    """Models every block of `blocks` under each seed; raises ProtocolError on the first
-    violation."""
-    mod = lower_for_hopper(text)
-    for seed in seeds:
-        m = Model(mod, shapes, seed)
-        for block in blocks:
-            m.run_block(block)
-    return mod

@@ -9,9 +9,9 @@ is compiled; the fastest is kept for that key and called.
 - Benchmarks run in the calling thread: ``warmup`` calls, then ``rep`` timed calls (wall clock
   ``perf_counter`` on the CPU, CUDA events for torch CUDA tensors), the median kept. A GPU
   benchmark overlaps the compiles still running; a CPU one waits until no compile is pending,
-  since compiles on the same cores would slow whichever config happened to be timed beside them. A config
-  whose compile or whose benchmark runs past ``timeout`` seconds fails; so does one whose outputs
-  differ from ``reference``'s.
+  since compiles on the same cores would slow whichever config happened to be timed beside them.
+  A config whose compile or whose benchmark runs past ``timeout`` seconds fails; so does one
+  whose outputs differ from ``reference``'s.
 - Times are recorded on disk per config (records.py), so a new process measures only configs
   it has not seen; the closing table lists failed configs with the first line of their error.
 """
